@@ -1,0 +1,125 @@
+"""The brief: PLAN / DONE / NEXT / LAST, then a line for each piece of news, never more.
+
+Built by walking the plan against the snapshot, so its size and cost do not depend on the
+ledger's length, and bounded for any plan: long lists become counts plus the names nearest NEXT.
+At most :data:`MAX_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, List, Optional, Sequence, Tuple
+
+from store.plan import Plan, Step
+from store.snapshot import Snapshot
+from store.text import join_within, one_line
+
+MAX_CHARS = 2000
+NAME = 40
+PLAN_BUDGET = 520
+DONE_BUDGET = 400
+NEWS_LINE = 260
+COMPLETE = ("done", "skipped")
+ALL_DONE = "(all steps complete - stop)"
+
+
+@dataclass(frozen=True)
+class Progress:
+    done: Tuple[str, ...]  # complete steps (done or skipped), plan order
+    next: Optional[Step]
+    running: Tuple[str, ...]  # steps whose latest record is "running"
+
+
+def progress(plan: Plan, snap: Snapshot) -> Progress:
+    status = {sid: str(snap.steps.get(sid, {}).get("status", "")) for sid in plan.ids}
+    done = tuple(sid for sid in plan.ids if status[sid] in COMPLETE)
+    nxt = next((s for s in plan.steps if status[s.id] not in COMPLETE), None)
+    running = tuple(sid for sid in plan.ids if status[sid] == "running")
+    return Progress(done, nxt, running)
+
+
+def _short(name: str) -> str:
+    return one_line(name, NAME)
+
+
+def _plan_line(plan: Plan, nxt: Optional[Step]) -> str:
+    names = [_short(s) for s in plan.ids]
+    full = ", ".join(names)
+    if len(full) <= PLAN_BUDGET:
+        return f"PLAN: {full}"
+    at = plan.ids.index(nxt.id) if nxt else len(names) - 1
+    window = names[max(at - 2, 1): at + 3]
+    parts = [names[0]] + (["\u2026"] if at - 2 > 1 else []) + window
+    if at + 3 < len(names) - 1:
+        parts += ["\u2026"]
+    if at + 3 < len(names):
+        parts += [names[-1]]
+    return f"PLAN: {len(names)} steps: " + ", ".join(parts)
+
+
+def _done_line(plan: Plan, snap: Snapshot, done: Sequence[str]) -> str:
+    if not done:
+        return "DONE: (nothing yet)"
+    skipped = " (skipped)"
+    names = [_short(s) + (skipped if snap.steps[s].get("status") == "skipped" else "") for s in done]
+    full = ", ".join(names)
+    if len(full) <= DONE_BUDGET:
+        return f"DONE: {full}"
+    recent = join_within(names, DONE_BUDGET - 40)
+    return f"DONE: {len(done)} of {len(plan.ids)}, latest: {recent}"
+
+
+def _next_line(nxt: Optional[Step]) -> str:
+    if nxt is None:
+        return f"NEXT: {ALL_DONE}"
+    title = f" - {one_line(nxt.title, 100)}" if nxt.title else ""
+    return f"NEXT: {nxt.id}{title}"
+
+
+def _last_line(snap: Snapshot) -> List[str]:
+    last = snap.last
+    if not last:
+        return []
+    note = one_line(str(last.get("note") or ""), 80)
+    step = one_line(str(last.get("step", "")), NAME)
+    return [f"LAST: {step} {last.get('status', '')}" + (f" {note}" if note else "")]
+
+
+def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
+          approved: Callable[[str], bool]) -> List[str]:
+    news = []
+    nxt = prog.next
+    if nxt is not None:
+        info = snap.steps.get(nxt.id, {})
+        if info.get("status") == "failed":
+            note = one_line(str(info.get("note") or ""), 120)
+            news.append(f"RETRY: {_short(nxt.id)} failed on attempt {info.get('attempt', 1)}: {note}")
+        if nxt.needs_approval and not approved(nxt.id):
+            news.append(f"WAITING: {_short(nxt.id)} needs a person's approval (they type /baton:approve "
+                        f"{_short(nxt.id)}); until then only read, and do not record it")
+    for sid in prog.running[:3]:
+        info = snap.steps.get(sid, {})
+        owner = str(info.get("session") or "")
+        if owner and owner == session:
+            continue
+        who = f"session {owner[:8]}" if owner else "an earlier session"
+        news.append(f"LEFT RUNNING: {_short(sid)} was started by {who} at {info.get('ts', '?')} and never "
+                    "recorded: it may be partly done; verify its effects before redoing it")
+    if torn:
+        news.append("STORE: the ledger's last line is torn (a writer was killed); it was skipped and the "
+                    "next record repairs it")
+    for problem in snap.problems[:2]:
+        news.append(f"DEGRADED: ledger damaged at {one_line(problem, 120)}; run `baton verify`")
+    return news
+
+
+def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
+           approved: Optional[Callable[[str], bool]] = None) -> str:
+    """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long."""
+    prog = progress(plan, snap)
+    approved = approved or (lambda sid: sid in snap.approvals)
+    head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), _next_line(prog.next), *_last_line(snap)]
+    lines = head + [one_line(n, NEWS_LINE) for n in [*_news(plan, snap, prog, session, torn, approved), *news]]
+    while len("\n".join(lines)) > MAX_CHARS and len(lines) > len(head):
+        lines.pop()
+    return "\n".join(lines)[:MAX_CHARS]

@@ -1,0 +1,81 @@
+"""Durable file primitives: atomic replace, whole-line appends and an inter-process lock.
+
+``fcntl.flock`` is used where it exists. Where it does not (Windows) the lock is a no-op and
+baton is safe for one writer at a time; everything else works the same.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Iterator
+
+try:  # pragma: no cover - the import is what differs between platforms
+    import fcntl
+except ImportError:  # pragma: no cover
+    fcntl = None  # type: ignore[assignment]
+
+HAVE_LOCKS = fcntl is not None
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` block."""
+    fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(str(folder), os.O_RDONLY)
+    except OSError:  # pragma: no cover - directories cannot be opened on Windows
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
+    """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
+
+    Temp file in the same directory, write, flush (and fsync when ``sync``), ``os.replace``,
+    fsync the directory. On error the temp file is removed and the original error re-raised.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if sync:
+                os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    if sync:
+        _fsync_dir(path.parent)
+
+
+def append_line(path: Path, line: bytes, sync: bool = True) -> int:
+    """Append one complete line in a single ``write`` call; return the file size after it."""
+    fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(line)
+        while view:  # a short write is finished here, so no other writer can slip in (we hold the lock)
+            written = os.write(fd, view)
+            view = view[written:]
+        if sync:
+            os.fsync(fd)
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)

@@ -1,0 +1,237 @@
+"""The plan: parsing and validating ``plan.json`` into immutable steps and job-level policy.
+
+Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
+form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
+``approval``, ``validate``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
+mistake raises :class:`PlanError` with one line naming the file, the step and the field.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+from store.errors import USAGE, BatonError
+
+PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
+APPROVAL_PHASES = ("approved", "published")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
+RULE_FIELDS = ("id", "deny_bash", "reason")
+MAX_ID = 200
+# limit name -> (type, meaning); documented in the README's configuration table
+LIMITS: Dict[str, str] = {
+    "tool_calls": "tool calls in the whole job",
+    "wall_minutes": "minutes since the first ledger record",
+    "tokens": "tokens reported by sessions",
+    "cost_usd": "dollars reported by sessions",
+    "changed_files": "distinct files changed by one step",
+    "turns": "Stop-hook turns in the whole job",
+    "stop_blocks": "times the Stop hook may send one session back",
+    "calls_without_record": "tool calls since the last record before a reminder",
+    "repeated_failures": "identical failures in a row before an alert",
+    "validate_seconds": "timeout of a step's validate command",
+}
+FLOAT_LIMITS = ("cost_usd", "wall_minutes")
+
+
+class PlanError(BatonError):
+    """The plan file is unreadable or invalid."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, USAGE)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A job-wide invariant: Bash commands matching ``deny_bash`` are refused."""
+
+    deny_bash: str
+    reason: str = ""
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
+
+    id: str
+    title: str = ""
+    phase: Optional[str] = None
+    tools: Optional[Tuple[str, ...]] = None
+    writes: Optional[Tuple[str, ...]] = None
+    bash: Optional[Tuple[str, ...]] = None
+    approval: Optional[bool] = None
+    validate: Optional[str] = None
+
+    @property
+    def needs_approval(self) -> bool:
+        """Explicit ``approval`` wins; otherwise the approved and published phases need one."""
+        return self.approval if self.approval is not None else self.phase in APPROVAL_PHASES
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: Tuple[Step, ...]
+    job: str = ""
+    limits: Mapping[str, float] = field(default_factory=dict)
+    protect: Tuple[str, ...] = ()
+    rules: Tuple[Rule, ...] = ()
+    source: str = "plan.json"
+
+    @property
+    def ids(self) -> Tuple[str, ...]:
+        return tuple(s.id for s in self.steps)
+
+    def step(self, step_id: str) -> Optional[Step]:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        return None
+
+
+def _where(source: str, index: Optional[int], step_id: Optional[str], name: str) -> str:
+    at = source
+    if index is not None:
+        at += f": step {index + 1}" + (f" ({step_id!r})" if step_id else "")
+    return f"{at}: field {name!r}"
+
+
+def _kind(value: Any) -> str:
+    return {dict: "object", list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _strings(value: Any, where: str, allow_empty: bool = True) -> Tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise PlanError(f"{where}: expected a list of strings, got {_kind(value)}")
+    if not allow_empty and not value:
+        raise PlanError(f"{where}: expected at least one entry")
+    if any(not v.strip() for v in value):
+        raise PlanError(f"{where}: entries must not be empty")
+    return tuple(value)
+
+
+def check_id(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise PlanError(f"{where}: expected a string, got {_kind(value)}")
+    if not value.strip() or value != value.strip():
+        raise PlanError(f"{where}: must be non-empty without leading or trailing spaces")
+    if len(value) > MAX_ID:
+        raise PlanError(f"{where}: longer than {MAX_ID} characters")
+    if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
+        raise PlanError(f"{where}: contains a control character")
+    return value
+
+
+def _step(raw: Any, index: int, source: str) -> Step:
+    if isinstance(raw, str):
+        return Step(id=check_id(raw, _where(source, index, None, "id")))
+    if not isinstance(raw, dict):
+        raise PlanError(f"{source}: step {index + 1}: expected a string or an object, got {_kind(raw)}")
+    sid = raw.get("id")
+    if "id" not in raw:
+        raise PlanError(f"{_where(source, index, None, 'id')}: missing")
+    sid = check_id(sid, _where(source, index, None, "id"))
+    at = lambda name: _where(source, index, sid, name)  # noqa: E731
+    for key in raw:
+        if key not in STEP_FIELDS:
+            raise PlanError(f"{at(key)}: unknown field (known: {', '.join(STEP_FIELDS)})")
+    title = raw.get("title", "")
+    if not isinstance(title, str):
+        raise PlanError(f"{at('title')}: expected a string, got {_kind(title)}")
+    phase = raw.get("phase")
+    if phase is not None and phase not in PHASES:
+        raise PlanError(f"{at('phase')}: {phase!r} is not one of {', '.join(PHASES)}")
+    approval = raw.get("approval")
+    if approval is not None and not isinstance(approval, bool):
+        raise PlanError(f"{at('approval')}: expected true or false, got {_kind(approval)}")
+    validate = raw.get("validate")
+    if validate is not None and (not isinstance(validate, str) or not validate.strip()):
+        raise PlanError(f"{at('validate')}: expected a non-empty command string")
+    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate)
+
+
+def _limits(raw: Any, source: str) -> Dict[str, float]:
+    if not isinstance(raw, dict):
+        raise PlanError(f"{source}: field 'limits': expected an object, got {_kind(raw)}")
+    out: Dict[str, float] = {}
+    for key, value in raw.items():
+        where = f"{source}: field 'limits.{key}'"
+        if key not in LIMITS:
+            raise PlanError(f"{where}: unknown limit (known: {', '.join(LIMITS)})")
+        number_ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number_ok or value <= 0 or (key not in FLOAT_LIMITS and not isinstance(value, int)):
+            kind = "a positive number" if key in FLOAT_LIMITS else "a positive whole number"
+            raise PlanError(f"{where}: expected {kind}, got {value!r}")
+        out[key] = value
+    return out
+
+
+def _rules(raw: Any, source: str) -> Tuple[Rule, ...]:
+    if not isinstance(raw, list):
+        raise PlanError(f"{source}: field 'rules': expected a list, got {_kind(raw)}")
+    rules = []
+    for i, item in enumerate(raw):
+        where = f"{source}: rule {i + 1}"
+        if not isinstance(item, dict):
+            raise PlanError(f"{where}: expected an object, got {_kind(item)}")
+        for key in item:
+            if key not in RULE_FIELDS:
+                raise PlanError(f"{where}: field {key!r}: unknown field (known: {', '.join(RULE_FIELDS)})")
+        pattern = item.get("deny_bash")
+        if not isinstance(pattern, str) or not pattern.strip():
+            raise PlanError(f"{where}: field 'deny_bash': expected a non-empty command pattern")
+        reason, rid = item.get("reason", ""), item.get("id", "")
+        if not isinstance(reason, str) or not isinstance(rid, str):
+            raise PlanError(f"{where}: fields 'reason' and 'id' must be strings")
+        rules.append(Rule(pattern, reason, rid))
+    return tuple(rules)
+
+
+def parse_plan(data: Any, source: str = "plan.json") -> Plan:
+    """Validate decoded JSON and build a :class:`Plan`; raise :class:`PlanError` on any mistake."""
+    if not isinstance(data, dict):
+        raise PlanError(f"{source}: expected a JSON object with a 'steps' list, got {_kind(data)}")
+    for key in data:
+        if key not in JOB_FIELDS:
+            raise PlanError(f"{source}: field {key!r}: unknown field (known: {', '.join(JOB_FIELDS[1:])})")
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise PlanError(f"{source}: field 'steps': expected a non-empty list, got {_kind(raw_steps)}")
+    steps = tuple(_step(raw, i, source) for i, raw in enumerate(raw_steps))
+    seen: Dict[str, int] = {}
+    for i, step in enumerate(steps):
+        if step.id in seen:
+            raise PlanError(f"{source}: step {i + 1} ({step.id!r}): field 'id': duplicate of step {seen[step.id] + 1}")
+        seen[step.id] = i
+    job = data.get("job", "")
+    if not isinstance(job, str):
+        raise PlanError(f"{source}: field 'job': expected a string, got {_kind(job)}")
+    protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
+    limits = _limits(data["limits"], source) if "limits" in data else {}
+    rules = _rules(data["rules"], source) if "rules" in data else ()
+    return Plan(steps, job, limits, protect, rules, source)
+
+
+def load_plan(path: Path) -> Plan:
+    """Read and validate ``path``. A missing file, bad JSON or a bad field raises :class:`PlanError`."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PlanError(f"{path}: cannot read the plan: {exc}") from None
+    return parse_text(text, str(path))
+
+
+def parse_text(text: str, source: str) -> Plan:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PlanError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    return parse_plan(data, source)

@@ -1,0 +1,55 @@
+"""Text and JSON views of a job for ``status`` and ``log`` (people and programs, not the model)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from store.brief import ALL_DONE, progress
+from store.plan import Plan
+from store.snapshot import Snapshot
+from store.text import one_line
+
+
+def status_data(plan: Plan, snap: Snapshot, last: List[Dict[str, Any]], torn: int) -> Dict[str, Any]:
+    prog = progress(plan, snap)
+    steps = []
+    for step in plan.steps:
+        info = snap.steps.get(step.id, {})
+        steps.append({"id": step.id, "status": info.get("status", "pending"), "attempt": info.get("attempt", 0),
+                      "ts": info.get("ts"), "note": info.get("note", ""),
+                      "approval": step.needs_approval, "approved": step.id in snap.approvals})
+    return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
+            "next": prog.next.id if prog.next else None, "running": list(prog.running),
+            "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,
+            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems}
+
+
+def status_text(data: Dict[str, Any]) -> str:
+    head = f"job {data['job']}: " if data["job"] else ""
+    lines = [f"{head}{data['done']}/{data['total']} steps complete, {data['records']} ledger records",
+             f"next: {data['next'] if data['next'] is not None else ALL_DONE}", "steps:"]
+    for s in data["steps"]:
+        extra = f" attempt {s['attempt']}" if s["attempt"] else ""
+        gate = " [needs approval]" if s["approval"] and not s["approved"] else ""
+        note = f"  {one_line(s['note'], 60)}" if s["note"] else ""
+        lines.append(f"  {s['status']:<8} {one_line(s['id'], 60)}{extra}{gate}{note}")
+    if data["last"]:
+        lines.append("last entries:")
+        lines += ["  " + log_line(r) for r in data["last"]]
+    sessions = data["sessions"]
+    lines.append(f"sessions seen: {data['sessions_total']}" + (
+        " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
+        if sessions else ""))
+    lines += [f"problem: {p}" for p in data["problems"]]
+    return "\n".join(lines)
+
+
+def log_line(record: Dict[str, Any]) -> str:
+    session = str(record.get("session") or "")
+    who = f" [{session[:8]}]" if session else ""
+    note = one_line(str(record.get("note") or ""), 120)
+    attempt = record.get("attempt")
+    extra = f" by {one_line(str(record['by']), 40)}" if record.get("by") else ""
+    return (f"#{record.get('seq')} {record.get('ts')} {one_line(str(record.get('step', '')), 60)} "
+            f"{record.get('status')}{f' (attempt {attempt})' if attempt else ''}{extra}{who}"
+            + (f"  {note}" if note else ""))

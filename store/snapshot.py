@@ -1,0 +1,140 @@
+"""The derived snapshot ``state.json``: what ``brief`` and ``status`` need, without the ledger.
+
+It holds each step's latest status and attempt, the last record, recent sessions, approvals and
+the ledger offset it has applied up to. Readers stat the ledger and, when it grew, apply only the
+new bytes; when the snapshot is missing, unreadable or disagrees with the ledger it is rebuilt
+from the ledger once. It is never the source of truth and can be deleted at any time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from store.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
+
+VERSION = 1
+KEEP_SESSIONS = 20
+LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
+
+
+@dataclass
+class Snapshot:
+    offset: int = 0
+    seq: int = 0
+    hash: str = GENESIS
+    first_ts: str = ""
+    steps: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    last: Optional[Dict[str, Any]] = None
+    sessions: Dict[str, Dict[str, int]] = field(default_factory=dict)
+    sessions_total: int = 0
+    approvals: Dict[str, Dict[str, Any]] = field(default_factory=dict)
+    problems: List[str] = field(default_factory=list)  # corrupt lines seen while applying
+
+    def apply(self, record: Dict[str, Any], end_offset: int) -> None:
+        """Fold one record in; ``end_offset`` is the ledger size just after its line."""
+        self.offset, self.seq, self.hash = end_offset, record["seq"], record["hash"]
+        self.first_ts = self.first_ts or str(record.get("ts", ""))
+        step, status = str(record.get("step", "")), str(record.get("status", ""))
+        brief = {k: record.get(k) for k in LAST_KEYS}
+        if status == "approved":
+            self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig")}
+        else:
+            self.steps[step] = {k: v for k, v in brief.items() if k != "step"}
+        self.last = brief
+        self._count_session(record.get("session"), record["seq"])
+
+    def _count_session(self, session: Any, seq: int) -> None:
+        if not isinstance(session, str) or not session:
+            return
+        seen = self.sessions.get(session)
+        if seen is None:
+            self.sessions_total += 1
+            seen = self.sessions[session] = {"first": seq, "last": seq, "records": 0}
+        seen["last"], seen["records"] = seq, seen["records"] + 1
+        if len(self.sessions) > KEEP_SESSIONS:
+            oldest = min(self.sessions, key=lambda s: self.sessions[s]["last"])
+            del self.sessions[oldest]
+
+    def to_bytes(self) -> bytes:
+        data = {"version": VERSION, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> Optional["Snapshot"]:
+        """Decode a saved snapshot; ``None`` when it is unreadable or from another version."""
+        try:
+            data = json.loads(raw.decode("ascii"))
+            if not isinstance(data, dict) or data.pop("version", None) != VERSION:
+                return None
+            snap = cls(**data)
+        except (ValueError, TypeError, UnicodeDecodeError):
+            return None
+        return snap if isinstance(snap.steps, dict) and isinstance(snap.offset, int) else None
+
+
+@dataclass
+class Loaded:
+    snapshot: Snapshot
+    torn: int  # bytes of torn tail skipped (0 when the ledger ends cleanly)
+    changed: bool  # the snapshot on disk is stale and worth saving
+
+
+def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
+    """Apply complete lines from ``start``; return the torn tail's length. Raises on a chain gap."""
+    prev: Optional[Dict[str, Any]] = {"seq": snap.seq, "hash": snap.hash} if snap.seq else None
+    line_no = None if start else 0
+    for offset, raw, complete in iter_lines(ledger, start):
+        if not complete:
+            return len(raw)
+        if line_no is not None:
+            line_no += 1
+        if not raw.strip():
+            continue
+        try:
+            record = parse_line(raw)
+            check_link(record, prev)
+        except LedgerError as exc:
+            if start:
+                raise  # the snapshot no longer matches the ledger: the caller rebuilds
+            where = f"line {line_no}" if line_no is not None else f"byte {offset}"
+            snap.problems = (snap.problems + [f"{where}: {exc}"])[-5:]
+            try:
+                record = parse_line(raw)
+            except LedgerError:
+                snap.offset = offset + len(raw) + 1
+                continue
+        snap.apply(record, offset + len(raw) + 1)
+        prev = record
+    return 0
+
+
+def load(snapshot_path: Path, ledger: Path) -> Loaded:
+    """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
+    try:
+        size = ledger.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    try:
+        snap = Snapshot.from_bytes(snapshot_path.read_bytes())
+    except OSError:
+        snap = None
+    if snap is not None and snap.offset <= size:
+        if snap.offset == size:
+            return Loaded(snap, 0, False)
+        before = snap.offset
+        try:
+            torn = _catch_up(snap, ledger, before)
+            return Loaded(snap, torn, snap.offset != before)
+        except LedgerError:
+            pass
+    return rebuild(ledger)
+
+
+def rebuild(ledger: Path) -> Loaded:
+    """A snapshot made from the whole ledger: the slow path, taken once when the cache is lost."""
+    fresh = Snapshot()
+    torn = _catch_up(fresh, ledger, 0)
+    return Loaded(fresh, torn, True)

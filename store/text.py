@@ -1,0 +1,27 @@
+"""Making untrusted text safe for one line of a brief: no control characters, bounded length."""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Sequence
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` with every control, format or line/paragraph separator replaced by a space,
+    whitespace runs collapsed, and cut to ``limit`` characters (with an ellipsis)."""
+    cleaned = "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+    cleaned = " ".join(cleaned.split())
+    return cleaned if len(cleaned) <= limit else cleaned[: max(limit - 1, 0)] + "\u2026"
+
+
+def join_within(names: Sequence[str], budget: int) -> str:
+    """Comma-join as many of ``names`` as fit in ``budget`` characters, from the end backwards."""
+    picked: list = []
+    used = 0
+    for name in reversed(names):
+        extra = len(name) + (2 if picked else 0)
+        if used + extra > budget:
+            break
+        picked.append(name)
+        used += extra
+    return ", ".join(reversed(picked))

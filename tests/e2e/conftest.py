@@ -1,0 +1,98 @@
+"""Fixtures for end-to-end tests that drive the real Claude Code CLI.
+
+Every test collected under tests/e2e gets the `e2e` marker (deselect with `-m "not e2e"`).
+A missing CLI is a failure, not a skip: `dev/install-claude-code` installs it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .driver import PINNED_VERSION, REPO, Claude, ClaudeMissing, find_claude
+from .fakeapi import FakeAPI
+
+HERE = Path(__file__).resolve().parent
+PLUGIN_PARTS = (".claude-plugin", "hooks", "commands", "bin", "store")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "e2e: end-to-end test running the real Claude Code CLI")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in item.path.resolve().parents:
+            item.add_marker(pytest.mark.e2e)
+
+
+@pytest.fixture(scope="session")
+def claude_exe() -> Path:
+    """The CLI executable; fails the test with install instructions when it is missing."""
+    try:
+        exe = find_claude()
+    except ClaudeMissing as err:
+        missing = str(err)
+    else:
+        missing = ""
+    if missing:
+        pytest.fail(missing, pytrace=False)
+    version = subprocess.run(
+        [str(exe), "--version"], capture_output=True, text=True, timeout=60
+    ).stdout
+    if PINNED_VERSION not in version:
+        pytest.fail(
+            f"{exe} reports {version.strip()!r}, expected {PINNED_VERSION}; "
+            "run `dev/install-claude-code` (or point BATON_CLAUDE at the pinned CLI).",
+            pytrace=False,
+        )
+    return exe
+
+
+@pytest.fixture
+def fake_api() -> Iterator[FakeAPI]:
+    """A started FakeAPI with an empty script; set `fake_api.script` before running the CLI."""
+    api = FakeAPI().start()
+    try:
+        yield api
+    finally:
+        api.stop()
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project directory for the CLI to run in."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def claude(claude_exe: Path, fake_api: FakeAPI, tmp_path: Path) -> Iterator[Claude]:
+    """A driver for the CLI with a throwaway HOME, talking to `fake_api`.
+
+    Whatever its runs left alive (a killed CLI's hooks, background Bash jobs) is killed after
+    the test.
+    """
+    driver = Claude(claude_exe, fake_api.base_url, tmp_path / "home")
+    try:
+        yield driver
+    finally:
+        driver.kill_all()
+
+
+@pytest.fixture
+def plugin_copy(tmp_path: Path) -> Path:
+    """The plugin's files copied into a folder with a different name than the repository's."""
+    dest = tmp_path / "relay-plugin-copy"
+    dest.mkdir()
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for part in PLUGIN_PARTS:
+        source = REPO / part
+        if source.is_dir():
+            shutil.copytree(source, dest / part, ignore=ignore)
+    return dest

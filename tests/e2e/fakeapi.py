@@ -1,0 +1,216 @@
+"""A scripted local stand-in for the Anthropic Messages API, for end-to-end tests.
+
+`FakeAPI` serves POST /v1/messages (streamed SSE, or one JSON message when the body does
+not ask for a stream) and /v1/messages/count_tokens on 127.0.0.1, and logs every request
+in order. Each main-conversation request (one whose body has a `tools` array) consumes the
+next turn of the script; the others (titles, summaries) get a short plain answer. A turn is
+a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which blocks that
+request until `release()` or `stop()`. When the script runs out, the answer is the text
+"(script exhausted)" with stop_reason end_turn, so a session always ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Union
+
+from .messages_api import (
+    Block,
+    ToolResult,
+    all_text_of,
+    message,
+    sse_events,
+    text,
+    tool_results,
+    tool_use,
+)
+
+__all__ = [
+    "FakeAPI",
+    "HANG",
+    "LoggedRequest",
+    "ToolResult",
+    "all_text_of",
+    "text",
+    "tool_results",
+    "tool_use",
+    "EXHAUSTED_TEXT",
+    "RELEASED_TEXT",
+    "SIDE_TEXT",
+]
+
+EXHAUSTED_TEXT = "(script exhausted)"
+RELEASED_TEXT = "(released)"
+SIDE_TEXT = "ok"
+
+
+class _Hang:
+    """Marker for a turn on which the server blocks instead of answering."""
+
+    def __repr__(self) -> str:
+        return "HANG"
+
+
+HANG = _Hang()
+Turn = Union[list[Block], _Hang]
+Script = Union[Sequence[Turn], Callable[[dict[str, Any]], Turn]]
+
+
+@dataclass
+class LoggedRequest:
+    """One request received; `turn` is the script index a main request consumed."""
+
+    method: str
+    path: str
+    body: Any
+    kind: str  # "main", "side", "count_tokens" or "other"
+    turn: int | None = None
+
+
+class FakeAPI:
+    """The scripted server. Use as a context manager, or call `start()` and `stop()`.
+
+    `script` may be replaced at any time before the requests it should answer arrive.
+    """
+
+    def __init__(self, script: Script = ()) -> None:
+        self.script: Script = script
+        self.log: list[LoggedRequest] = []
+        self.hanging = threading.Event()  # set once a request blocks on a HANG turn
+        self._release = threading.Event()
+        self._lock = threading.Lock()
+        self._turns_served = 0
+        self._ids = itertools.count(1)
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> FakeAPI:
+        """Listen on a free port of 127.0.0.1 and serve from a background thread."""
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, args=(0.05,), daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        """Release any hung request, stop serving and close the socket."""
+        self._release.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeAPI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """The URL to put in ANTHROPIC_BASE_URL."""
+        assert self._server is not None, "FakeAPI is not started"
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def release(self) -> None:
+        """From now on, HANG turns (blocked or later) answer "(released)" and end the turn."""
+        self._release.set()
+
+    def wait_until_hanging(self, timeout: float) -> bool:
+        """Wait until a request blocks on a HANG turn; False if none did within `timeout`."""
+        return self.hanging.wait(timeout)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """Bodies of all POST /v1/messages requests (main and side), in order."""
+        return [r.body for r in self.log if r.kind in ("main", "side")]
+
+    def requests_main(self) -> list[dict[str, Any]]:
+        """Bodies of the main-conversation requests (those with a `tools` array), in order."""
+        return [r.body for r in self.log if r.kind == "main"]
+
+    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block]:
+        """The blocks answering a /v1/messages request; blocks while its turn is HANG."""
+        if entry.kind != "main":
+            return [text(SIDE_TEXT)]
+        entry.turn, turn = self._next_turn(body)
+        if isinstance(turn, _Hang):
+            self.hanging.set()
+            self._release.wait()
+            turn = [text(RELEASED_TEXT)]
+        return [self._with_id(block) for block in turn]
+
+    def _next_turn(self, body: dict[str, Any]) -> tuple[int, Turn]:
+        with self._lock:
+            index = self._turns_served
+            self._turns_served += 1
+        if callable(self.script):
+            return index, self.script(body)
+        if index < len(self.script):
+            return index, self.script[index]
+        return index, [text(EXHAUSTED_TEXT)]
+
+    def _with_id(self, block: Block) -> Block:
+        if block.get("type") == "tool_use" and "id" not in block:
+            return dict(block, id=f"toolu_{next(self._ids):04d}")
+        return block
+
+
+def _handler_for(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
+    return type("Handler", (_Handler,), {"fake": api})
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    fake: FakeAPI
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output quiet
+
+    def do_GET(self) -> None:
+        self.fake.log.append(LoggedRequest("GET", self.path, None, "other"))
+        self._send(404, "application/json", b'{"type":"error"}')
+
+    def do_POST(self) -> None:
+        raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+        try:
+            body: Any = json.loads(raw or b"null")
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        path = self.path.split("?", 1)[0]
+        if path == "/v1/messages" and isinstance(body, dict):
+            kind = "main" if body.get("tools") else "side"
+        elif path == "/v1/messages/count_tokens":
+            kind = "count_tokens"
+        else:
+            kind = "other"
+        entry = LoggedRequest("POST", self.path, body, kind)
+        self.fake.log.append(entry)
+        try:
+            if kind == "count_tokens":
+                tokens = json.dumps({"input_tokens": max(1, len(raw) // 4)})
+                self._send(200, "application/json", tokens.encode())
+            elif kind == "other":
+                self._send(404, "application/json", b'{"type":"error"}')
+            elif body.get("stream"):
+                model = str(body.get("model", "claude-test"))
+                self._send(
+                    200, "text/event-stream", sse_events(self.fake.answer(body, entry), model)
+                )
+            else:
+                answer = message(self.fake.answer(body, entry), str(body.get("model")))
+                self._send(200, "application/json", json.dumps(answer).encode())
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client went away, e.g. a test killed the CLI
+
+    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+        self.send_response(status)
+        self.send_header("content-type", content_type)
+        self.send_header("content-length", str(len(payload)))
+        self.send_header("connection", "close")
+        self.end_headers()
+        self.wfile.write(payload)
+        self.close_connection = True

@@ -8,98 +8,56 @@ stderr; a traceback is a bug.
 from __future__ import annotations
 
 import argparse
-import difflib
 import json
 import os
 import sys
 from pathlib import Path
 from typing import NoReturn, Optional, Sequence
 
-from store import __version__, durable, journal, location, report, validation
-from store.brief import progress, render
+from store import __version__, actions, journal, location, report
 from store.errors import CHECK, USAGE, BatonError
+from store.job import Job
 from store.ledger import read_last
-from store.plan import Plan, load_plan, parse_text
-from store.text import one_line
-
-GITIGNORE = "# derived and local files: rebuildable, not worth committing\nstate.json\nlock\nevents.jsonl*\ncounters.json\nerrors.log\ntorn.log\n.*.tmp\n"
-
+from store.plan import load_plan
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise BatonError(f"{message} (see `{self.prog} --help`)")
-
-
-def _plan(layout: location.Layout) -> Plan:
-    return load_plan(layout.plan)
+        raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
 
 
 def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
     if bool(args.steps) == bool(args.plan):
         raise BatonError("give either step names or --plan FILE (e.g. `baton init a b c`)")
-    if layout.plan.exists() and not args.force:
-        raise BatonError(f"{layout.plan} already exists; use --force to replace it")
     if args.plan:
         try:
             text = Path(args.plan).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise BatonError(f"{args.plan}: cannot read: {exc}") from None
-        plan = parse_text(text, args.plan)
+        plan = actions.install_plan(layout, text, args.plan, args.force)
     else:
-        text = json.dumps({"steps": args.steps}, indent=2) + "\n"
-        plan = parse_text(text, "command line")
-    layout.root.mkdir(parents=True, exist_ok=True)
-    ignore = layout.root / ".gitignore"
-    if not ignore.exists():
-        durable.atomic_write(ignore, GITIGNORE.encode())
-    durable.atomic_write(layout.plan, text.encode("utf-8"))
+        plan = actions.install_plan(layout, actions.seed_plan_text(args.steps), "command line", args.force)
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
     return 0
 
 
-def _suggest(step: str, plan: Plan) -> str:
-    close = difflib.get_close_matches(step, plan.ids, n=1)
-    listed = ", ".join(one_line(s, 40) for s in plan.ids[:20]) + (", ..." if len(plan.ids) > 20 else "")
-    return (f"did you mean {close[0]!r}? " if close else "") + f"valid steps: {listed}"
-
-
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
-    plan = _plan(layout)
-    if args.status not in journal.STATUSES:
-        raise BatonError(f"unknown status {args.status!r}; valid: {', '.join(journal.STATUSES)}")
-    step = plan.step(args.step)
-    if step is None:
-        raise BatonError(f"unknown step {args.step!r}; {_suggest(args.step, plan)}")
-    note = " ".join(args.note)
-    snap = journal.read_state(layout).snapshot
-    if step.needs_approval and step.id not in snap.approvals:
-        raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
-                         "it cannot be recorded before that", CHECK)
-    status = args.status
-    if status == "done" and step.validate:
-        outcome = validation.run(step.validate, layout.project, plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS))
-        if not outcome.ok:
-            status, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, status, note)
-    nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    print(f"recorded {step.id} {status} (attempt {record['attempt']}, #{record['seq']}); "
-          f"NEXT: {nxt.id if nxt else '(all steps complete - stop)'}")
-    if status != args.status:
-        print(f"baton: {step.id} not recorded done: {note}", file=sys.stderr)
-        return CHECK
-    return 0
+    message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(args.note))
+    first, _, rest = message.partition("\n")
+    print(first)
+    if rest:
+        print(f"baton: {rest}", file=sys.stderr)
+    return code
 
 
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
-    plan = _plan(layout)
-    loaded = journal.read_state(layout)
-    journal.warn_torn(loaded.torn)
-    print(render(plan, loaded.snapshot, os.environ.get("CLAUDE_CODE_SESSION_ID", ""), loaded.torn))
+    job = Job(layout, os.environ)
+    journal.warn_torn(job.torn)
+    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", "")))
     return 0
 
 
 def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
-    plan = _plan(layout)
+    plan = load_plan(layout.plan)
     loaded = journal.read_state(layout)
     journal.warn_torn(loaded.torn)
     last, _ = read_last(layout.ledger, 5)

@@ -9,6 +9,7 @@ mistake raises :class:`PlanError` with one line naming the file, the step and th
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
@@ -165,6 +166,8 @@ def _limits(raw: Any, source: str) -> Dict[str, float]:
         if key not in LIMITS:
             raise PlanError(f"{where}: unknown limit (known: {', '.join(LIMITS)})")
         number_ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if number_ok and isinstance(value, float):
+            number_ok = math.isfinite(value)  # json accepts NaN and Infinity; neither is a limit
         if not number_ok or value <= 0 or (key not in FLOAT_LIMITS and not isinstance(value, int)):
             kind = "a positive number" if key in FLOAT_LIMITS else "a positive whole number"
             raise PlanError(f"{where}: expected {kind}, got {value!r}")
@@ -234,4 +237,6 @@ def parse_text(text: str, source: str) -> Plan:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:  # an integer too long to convert, nesting too deep
+        raise PlanError(f"{source}: invalid JSON: {exc}") from None
     return parse_plan(data, source)

@@ -18,6 +18,7 @@ from store.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_lin
 VERSION = 1
 KEEP_SESSIONS = 20
 LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
+STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop, limit) leave steps alone
 
 
 @dataclass
@@ -32,6 +33,7 @@ class Snapshot:
     sessions_total: int = 0
     approvals: Dict[str, Dict[str, Any]] = field(default_factory=dict)
     problems: List[str] = field(default_factory=list)  # corrupt lines seen while applying
+    progress_seq: int = 0  # seq of the last step or approval record (system records are not progress)
 
     def apply(self, record: Dict[str, Any], end_offset: int) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line."""
@@ -41,8 +43,10 @@ class Snapshot:
         brief = {k: record.get(k) for k in LAST_KEYS}
         if status == "approved":
             self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig")}
-        else:
+            self.progress_seq = record["seq"]
+        elif status in STEP_STATUSES:
             self.steps[step] = {k: v for k, v in brief.items() if k != "step"}
+            self.progress_seq = record["seq"]
         self.last = brief
         self._count_session(record.get("session"), record["seq"])
 

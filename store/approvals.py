@@ -1,0 +1,71 @@
+"""A person's approvals: ledger records of status ``approved`` that carry an HMAC signature.
+
+Only baton's prompt hook, answering ``/baton:approve STEP`` typed by a person, writes them. The
+key lives outside the project (``$XDG_CONFIG_HOME/baton/approval.key``, mode 0600), and the
+PreToolUse gate refuses every gated tool call that names it, so a line appended to the ledger by
+any other means (a Bash one-liner, an edited file) carries no valid signature and is ignored.
+This raises the bar against a model approving its own step; it is not a defence against another
+program running as the same user with intent to forge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from typing import Any, Dict, Mapping, Optional
+
+KEY_NAME = "approval.key"
+
+
+def key_dir(env: Mapping[str, str]) -> str:
+    base = env.get("XDG_CONFIG_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".config")
+    return os.path.join(base, "baton")
+
+
+def read_key(env: Mapping[str, str]) -> Optional[bytes]:
+    try:
+        with open(os.path.join(key_dir(env), KEY_NAME), "rb") as handle:
+            key = handle.read()
+    except OSError:
+        return None
+    return key if len(key) >= 32 else None
+
+
+def ensure_key(env: Mapping[str, str]) -> bytes:
+    """The signing key, created (0600, in a 0700 folder) on the first approval."""
+    key = read_key(env)
+    if key is not None:
+        return key
+    folder = key_dir(env)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    path = os.path.join(folder, KEY_NAME)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(secrets.token_hex(32).encode("ascii"))
+    key = read_key(env)
+    assert key is not None
+    return key
+
+
+def _message(project: str, step: str, ts: str, session: str) -> bytes:
+    return "\x1f".join(("baton-approval-v1", project, step, ts, session)).encode("utf-8")
+
+
+def sign(key: bytes, project: str, step: str, ts: str, session: str) -> str:
+    return hmac.new(key, _message(project, step, ts, session), hashlib.sha256).hexdigest()
+
+
+def is_valid(entry: Mapping[str, Any], key: Optional[bytes], project: str, step: str) -> bool:
+    """True when ``entry`` (a snapshot approval) was signed for ``step`` in ``project``."""
+    if key is None or not isinstance(entry.get("sig"), str):
+        return False
+    want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""))
+    return hmac.compare_digest(want, entry["sig"])
+
+
+def approved_steps(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str], project: str) -> Dict[str, bool]:
+    """Each approval in the snapshot mapped to whether its signature holds."""
+    key = read_key(env)
+    return {step: is_valid(entry, key, project, step) for step, entry in approvals.items()}

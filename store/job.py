@@ -1,0 +1,43 @@
+"""One job as the hooks and the CLI see it: plan, up-to-date snapshot, valid approvals, NEXT."""
+
+from __future__ import annotations
+
+import os
+from typing import Mapping, Optional, Sequence
+
+from store import approvals, journal
+from store.brief import progress, render
+from store.location import Layout
+from store.plan import Plan, Step, load_plan
+
+
+class Job:
+    """Loaded once per process; reads only the plan, the snapshot and a stat of the ledger."""
+
+    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True) -> None:
+        self.layout, self.env = layout, env
+        self.plan: Plan = load_plan(layout.plan)
+        loaded = journal.read_state(layout, save=save)
+        self.snap, self.torn = loaded.snapshot, loaded.torn
+        self._approved = approvals.approved_steps(self.snap.approvals, env, self.key_scope)
+        self.next: Optional[Step] = progress(self.plan, self.snap).next
+
+    @property
+    def key_scope(self) -> str:
+        """What an approval signature is bound to: the real path of this job's state folder."""
+        return os.path.realpath(str(self.layout.root))
+
+    def approved(self, step_id: str) -> bool:
+        return self._approved.get(step_id, False)
+
+    def waiting_for_approval(self) -> bool:
+        return self.next is not None and self.next.needs_approval and not self.approved(self.next.id)
+
+    def forged(self) -> Sequence[str]:
+        """Steps whose latest approval record carries no valid signature."""
+        return [s for s, ok in self._approved.items() if not ok]
+
+    def brief(self, session: str = "", news: Sequence[str] = ()) -> str:
+        extra = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"
+                 for s in self.forged()[:2]]
+        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved)

@@ -1,0 +1,102 @@
+"""baton's slash commands typed by a person, answered without a model call.
+
+The UserPromptSubmit hook hands the raw prompt here. Only prompts that start with exactly
+``/baton:<name>`` are ours. Arguments are parsed in Python, never by a shell: the first words may be
+quoted, and a note is the rest of the line exactly as typed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import List, Mapping, Optional, Tuple
+
+from store import actions, journal, report
+from store.errors import BatonError
+from store.job import Job
+from store.ledger import read_last
+from store.location import Layout
+from store.plan import load_plan
+from store.text import one_line
+
+PATTERN = re.compile(r"/baton:([a-z]+)(?:[ \t]+(.*))?\Z", re.DOTALL)
+NAMES = ("brief", "status", "record", "approve", "plan")
+
+
+def parse(prompt: str) -> Optional[Tuple[str, str]]:
+    """(name, raw argument string) when ``prompt`` is one of baton's commands."""
+    match = PATTERN.match(prompt.strip())
+    if not match or match.group(1) not in NAMES:
+        return None
+    return match.group(1), (match.group(2) or "").strip()
+
+
+def split_words(raw: str, count: int) -> Tuple[List[str], str]:
+    """The first ``count`` words (shell-style quotes allowed) and the untouched rest of ``raw``."""
+    lexer = shlex.shlex(raw, posix=True)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    words: List[str] = []
+    try:
+        for _ in range(count):
+            word = lexer.get_token()
+            if word is None:
+                break
+            words.append(word)
+    except ValueError as exc:
+        raise BatonError(f"cannot read the arguments: {exc}") from None
+    rest = raw[len(raw) - len(lexer.instream.read()):] if words else raw  # type: ignore[attr-defined]
+    return words, rest.strip()
+
+
+def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    return Job(layout, env).brief(env.get("CLAUDE_CODE_SESSION_ID", ""))
+
+
+def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    plan = load_plan(layout.plan)
+    loaded = journal.read_state(layout)
+    last, _ = read_last(layout.ledger, 5)
+    return report.status_text(report.status_data(plan, loaded.snapshot, last, loaded.torn))
+
+
+def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    words, note = split_words(args, 2)
+    if len(words) < 2:
+        raise BatonError("usage: /baton:record STEP STATUS [NOTE]  (STATUS: running, done, failed, skipped)")
+    return actions.record_step(layout, env, words[0], words[1], note)[0]
+
+
+def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    words, note = split_words(args, 1)
+    if not words:
+        raise BatonError("usage: /baton:approve STEP [NOTE]")
+    return actions.approve_step(layout, env, words[0], note, "/baton:approve typed in the prompt")
+
+
+def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    if args:
+        words = shlex.split(args)
+        plan = actions.install_plan(layout, actions.seed_plan_text(words), "/baton:plan", force=False)
+        return f"created {layout.plan} with {len(plan.steps)} steps.\n" + Job(layout, env).brief()
+    plan = load_plan(layout.plan)
+    lines = [f"plan {layout.plan}" + (f" (job {plan.job})" if plan.job else "") + f": {len(plan.steps)} steps"]
+    for step in plan.steps:
+        policy = [f"{k}={','.join(v)}" for k, v in (("tools", step.tools), ("writes", step.writes),
+                                                      ("bash", step.bash)) if v is not None]
+        flags = ([f"phase={step.phase}"] if step.phase else []) + policy
+        flags += ["needs approval"] if step.needs_approval else []
+        flags += [f"validate={step.validate}"] if step.validate else []
+        lines.append(f"  {one_line(step.id, 60)}" + (f"  [{'; '.join(flags)}]" if flags else ""))
+    return "\n".join(lines)
+
+
+HANDLERS = {"brief": _brief, "status": _status, "record": _record, "approve": _approve, "plan": _plan}
+
+
+def run(name: str, args: str, layout: Layout, env: Mapping[str, str]) -> str:
+    """The text to show the person; a mistake becomes a one-line explanation, not an exception."""
+    try:
+        return HANDLERS[name](layout, env, args)
+    except BatonError as exc:
+        return f"baton: {exc.message}"

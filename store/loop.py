@@ -1,0 +1,98 @@
+"""The Stop decision: send the agent back while NEXT exists, within a budget of its own.
+
+Claude Code's own cap on Stop blocks resets whenever a tool runs, so it does not bound a loop.
+baton keeps, per session, how many times it sent the agent back and the ledger ``seq`` at the last
+time. It lets the stop happen when all steps are complete, when NEXT waits for a person's
+approval, when a job limit is reached, when nothing was recorded since the last block, or when
+the session's budget (``limits.stop_blocks``, default :data:`DEFAULT_BUDGET`) is spent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Dict, Optional, Tuple
+
+from store import durable, journal, limits
+from store.job import Job
+from store.outcomes import read_counters
+from store.protocol import stop_reason
+
+DEFAULT_BUDGET = 12
+KEEP_SESSIONS = 50
+USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+TRANSCRIPT_CHUNK = 4 * 1024 * 1024
+
+
+def _add_usage(counters: Dict[str, Any], transcript: str) -> None:
+    """Add the tokens (and costUSD, when the transcript has it) written since the last look."""
+    if not transcript or not os.path.isfile(transcript):
+        return
+    offsets = counters.setdefault("transcripts", {})
+    start = int(offsets.get(transcript, 0))
+    with open(transcript, "rb") as handle:
+        handle.seek(start)
+        chunk = handle.read(TRANSCRIPT_CHUNK)
+    end = chunk.rfind(b"\n") + 1
+    for raw in chunk[:end].splitlines():
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        message = entry.get("message") if isinstance(entry, dict) else None
+        usage = message.get("usage") if isinstance(message, dict) else None
+        if isinstance(usage, dict):
+            counters["tokens"] = int(counters.get("tokens", 0)) + sum(
+                int(usage.get(k) or 0) for k in USAGE_KEYS if isinstance(usage.get(k), int))
+        if isinstance(entry, dict) and isinstance(entry.get("costUSD"), (int, float)):
+            counters["cost_usd"] = float(counters.get("cost_usd", 0.0)) + float(entry["costUSD"])
+    offsets[transcript] = start + end
+    if len(offsets) > KEEP_SESSIONS:
+        offsets.pop(next(iter(offsets)))
+
+
+def _verdict(job: Job, counters: Dict[str, Any], session: str) -> Tuple[Optional[str], str]:
+    """(block reason or None, why the stop is allowed)."""
+    nxt = job.next
+    if nxt is None:
+        return None, ""
+    if job.waiting_for_approval():
+        return None, f"waiting for a person's approval of {nxt.id}"
+    hit = limits.reached(job.plan.limits, job.snap, counters)
+    if hit:
+        return None, "limit reached: " + ", ".join(hit)
+    budget = int(job.plan.limits.get("stop_blocks", DEFAULT_BUDGET))
+    stops = counters.setdefault("stops", {})
+    mine = stops.setdefault(session or "-", {"blocks": 0, "seq": -1})
+    if mine["blocks"] and mine["seq"] == job.snap.progress_seq:
+        return None, "nothing recorded since baton last sent the session back"
+    if mine["blocks"] >= budget:
+        return None, f"this session's budget of {budget} continuations is spent"
+    mine["blocks"] += 1
+    mine["seq"] = job.snap.progress_seq
+    if len(stops) > KEEP_SESSIONS:
+        stops.pop(next(iter(stops)))
+    line = f"NEXT: {nxt.id}" + (f" - {nxt.title}" if nxt.title else "")
+    return stop_reason(line, nxt.id, mine["blocks"], budget), ""
+
+
+def decide(job: Job, session: str, transcript: str) -> Optional[str]:
+    """The reason to block this stop, or ``None`` to let the session end."""
+    layout = job.layout
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with durable.locked(layout.root / "hooks.lock"):
+        counters = read_counters(layout)
+        counters["turns"] = int(counters.get("turns", 0)) + 1
+        try:
+            _add_usage(counters, transcript)
+        except OSError:
+            pass  # usage is a best-effort figure; a missing transcript must not keep a session alive
+        reason, why = _verdict(job, counters, session)
+        mine = counters.setdefault("stops", {}).setdefault(session or "-", {"blocks": 0, "seq": -1})
+        log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
+        if log:
+            mine["logged"] = job.snap.progress_seq  # one stop record per session and state of progress
+        durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+    if log and job.next is not None:
+        journal.append(layout, job.next.id, "stop", f"session ended with {job.next.id} still NEXT: {why}")
+    return reason

@@ -51,11 +51,19 @@ def read_state(layout: Layout, save: bool = True) -> Loaded:
     if loaded.changed and save and layout.root.is_dir():
         try:
             with durable.locked(layout.lock):
-                fresh = snapshot.load(layout.snapshot, layout.ledger)
-                durable.atomic_write(layout.snapshot, fresh.snapshot.to_bytes(), sync=False)
+                # save what was just built unless a writer moved the ledger on meanwhile
+                if _size(layout) == loaded.snapshot.offset + loaded.torn:
+                    durable.atomic_write(layout.snapshot, loaded.snapshot.to_bytes(), sync=False)
         except OSError:
             pass  # a read-only store still answers; the snapshot is only a cache
     return loaded
+
+
+def _size(layout: Layout) -> int:
+    try:
+        return layout.ledger.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 def _repair_tail(layout: Layout) -> Optional[Dict[str, Any]]:

@@ -60,7 +60,7 @@ class Call:
         self.key_dirs = (approvals.key_dir(env), os.path.realpath(approvals.key_dir(env)))
 
 
-def _protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Optional[str]:
+def protected_reason(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Optional[str]:
     for path in (real, raw_abs):
         if any(scope.under(path, d) for d in call.state_dirs):
             return "it is inside .baton/, baton's own state; the ledger changes only through `baton record`"
@@ -71,7 +71,7 @@ def _protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opt
     return None
 
 
-def _mentions_protected(call: Call, command: str) -> Optional[str]:
+def mentions_protected(call: Call, command: str) -> Optional[str]:
     folded = scope.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
@@ -81,31 +81,32 @@ def _mentions_protected(call: Call, command: str) -> Optional[str]:
 def _write_target(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> Optional[str]:
     real = scope.resolve(raw, call.cwd, call.home)
     raw_abs = os.path.normpath(os.path.join(call.cwd, raw))
-    why = _protected(call, real, raw_abs, plan)
+    why = protected_reason(call, real, raw_abs, plan)
     if why:
         return f"baton denied writing {raw}: {why}."
     if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
         allowed = ", ".join(rules.writes) or "nothing"
         shown = scope.relative(real, call.project)
         where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
-        return (f"baton denied writing {where}: step {_sid(rules)} may write only {allowed}. Write inside "
+        return (f"baton denied writing {where}: step {step_name(rules)} may write only {allowed}. Write inside "
                 "those paths, or finish this step and record it (`baton record STEP done`) first.")
     return None
 
 
-def _sid(rules: Rules) -> str:
+def step_name(rules: Rules) -> str:
     return rules.step.id if rules.step else "?"
 
 
-def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], waiting: bool) -> Optional[str]:
-    """``None`` to allow, else the reason to deny. ``waiting``: NEXT needs a person's approval."""
+def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], read_only: Optional[str]) -> Optional[str]:
+    """``None`` to allow, else the reason to deny. ``read_only``: why only reading is allowed now
+    (NEXT waits for a person's approval, a job limit is reached), or ``None``."""
     rules = Rules(next_step)
     if call.tool in WRITE_TOOLS:
-        return _decide_write(call, plan, rules, waiting)
+        return _decide_write(call, plan, rules, read_only)
     if call.tool == "Bash":
         from store.bashgate import decide_bash
 
-        return decide_bash(call, plan, rules, waiting)
+        return decide_bash(call, plan, rules, read_only)
     if call.tool == "Skill":
         name = call.input.get("skill") if isinstance(call.input, Mapping) else None
         if not isinstance(name, str):
@@ -123,23 +124,31 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], waiting:
 
 def _tools_check(call: Call, rules: Rules) -> Optional[str]:
     if rules.tools is not None and call.tool not in rules.tools:
-        return (f"baton denied {call.tool}: step {_sid(rules)} allows only the tools "
+        return (f"baton denied {call.tool}: step {step_name(rules)} allows only the tools "
                 f"{', '.join(rules.tools) or '(none)'}. Use one of those, or record the step when it is done.")
     return None
 
 
-def _decide_write(call: Call, plan: Optional[Plan], rules: Rules, waiting: bool) -> Optional[str]:
+def _decide_write(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[str]) -> Optional[str]:
     raw = call.input.get(WRITE_TOOLS[call.tool]) if isinstance(call.input, Mapping) else None
     if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
         return f"baton denied {call.tool}: the call has no usable path, so it cannot be checked."
     protected = _write_target(call, raw, plan, Rules(None))
     if protected:
         return protected
-    if waiting:
-        return (f"baton denied {call.tool} on {raw}: step {_sid(rules)} waits for a person's approval, and "
-                "until then only reading is allowed. Stop and ask the person to type /baton:approve "
-                f"{_sid(rules)}.")
+    if read_only:
+        return f"baton denied {call.tool} on {raw}: {read_only}"
     return _tools_check(call, rules) or _write_target(call, raw, plan, rules)
+
+
+def waiting_reason(step: Step) -> str:
+    return (f"step {step.id} waits for a person's approval, and until then only reading is allowed. Stop "
+            f"and ask the person to type /baton:approve {step.id}; do not try to approve it yourself.")
+
+
+def limit_reason(hit: Sequence[str]) -> str:
+    return (f"the job reached its limit ({', '.join(hit)}), so only reading is allowed. Stop and report "
+            "to the person; they can raise the limit in .baton/plan.json.")
 
 
 def matches_any(command: str, patterns: Sequence[str]) -> bool:

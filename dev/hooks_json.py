@@ -1,0 +1,59 @@
+"""Write hooks/hooks.json from hooks/bootstrap.py, so the inline bootstrap stays readable.
+
+Every hook runs ``python3 -S -c <bootstrap> ${CLAUDE_PLUGIN_ROOT} <Event>`` (exec form, no shell).
+The bootstrap is inline because a missing script file makes ``python3 FILE`` exit 2, which Claude
+Code treats as "block every matched call"; inline code still runs and can answer sensibly.
+``-S`` skips site-packages: baton needs only the standard library, and starts faster without it.
+Run ``python3 dev/hooks_json.py`` after editing the bootstrap; a test checks they agree.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Dict, List
+
+ROOT = Path(__file__).resolve().parent.parent
+GATED = "Write|Edit|NotebookEdit|Bash|Skill|CronCreate|ScheduleWakeup"
+RECORDED = "Write|Edit|NotebookEdit|Bash"
+
+
+def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
+    code = (ROOT / "hooks" / "bootstrap.py").read_text()
+    entry: Dict[str, Any] = {"type": "command", "command": "python3",
+                             "args": ["-S", "-c", code, "${CLAUDE_PLUGIN_ROOT}", event], "timeout": timeout}
+    if block:
+        entry["onFailure"] = "block"
+    return entry
+
+
+def build() -> Dict[str, Any]:
+    def group(event: str, timeout: int, matcher: str = "", block: bool = False) -> List[Dict[str, Any]]:
+        item: Dict[str, Any] = {"hooks": [hook(event, timeout, block)]}
+        if matcher:
+            item = {"matcher": matcher, **item}
+        return [item]
+
+    return {
+        "description": "baton: brief at session start, gates before tools, outcomes after, the Stop loop, /baton: commands",
+        "hooks": {
+            "SessionStart": group("SessionStart", 10),
+            "UserPromptSubmit": group("UserPromptSubmit", 600),
+            "PreToolUse": group("PreToolUse", 10, GATED, block=True),
+            "PostToolUse": group("PostToolUse", 10, RECORDED),
+            "PostToolUseFailure": group("PostToolUseFailure", 10, RECORDED),
+            "Stop": group("Stop", 10),
+        },
+    }
+
+
+def render() -> str:
+    return json.dumps(build(), indent=2) + "\n"
+
+
+if __name__ == "__main__":
+    target = ROOT / "hooks" / "hooks.json"
+    if "--check" in sys.argv[1:]:
+        sys.exit(0 if target.read_text() == render() else 1)
+    target.write_text(render())

@@ -1,0 +1,95 @@
+"""The one runner every hook goes through: read stdin, call the event's handler, print one answer.
+
+Failure policy, per event: the PreToolUse gate fails closed (a JSON deny with the reason); the
+recorders (SessionStart, PostToolUse, PostToolUseFailure) and Stop fail open but visibly (one line
+in ``.baton/errors.log`` and DEGRADED in the next brief); a failed ``/baton:`` prompt command is
+refused with a message. Nothing else is ever printed on stdout, and the exit code is always 0, so
+Claude Code honours the JSON (a missing-module crash is handled by the bootstrap in hooks.json).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Any, Dict, Mapping, Optional
+
+MAX_STDIN = 8 * 1024 * 1024
+MODULES = {
+    "SessionStart": "session_start",
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "PostToolUseFailure": "post_tool_use",
+    "Stop": "stop",
+    "UserPromptSubmit": "user_prompt_submit",
+}
+
+
+class PayloadError(Exception):
+    """The hook's stdin is not the JSON object this event sends."""
+
+
+def read_payload(raw: bytes, event: str) -> Dict[str, Any]:
+    try:
+        payload = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise PayloadError(f"stdin is not JSON ({type(exc).__name__})") from None
+    if not isinstance(payload, dict):
+        raise PayloadError("stdin is not a JSON object")
+    name = payload.get("hook_event_name")
+    if name != event:
+        raise PayloadError(f"expected a {event} payload, got hook_event_name={str(name)[:40]!r}")
+    return payload
+
+
+def deny(reason: str) -> Dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
+def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str) -> Optional[Dict[str, Any]]:
+    if event == "PreToolUse":
+        return deny(f"baton's gate could not check this call ({error}), so it is refused to be safe. "
+                    "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing.")
+    prompt = str((payload or {}).get("prompt", ""))
+    if event == "UserPromptSubmit" and prompt.lstrip().startswith("/baton:"):
+        return {"decision": "block", "reason": f"baton could not run this command: {error}. Nothing was changed.",
+                "hookSpecificOutput": {"hookEventName": "UserPromptSubmit"}}
+    return None
+
+
+def _log_failure(event: str, payload: Optional[Mapping[str, Any]], error: str) -> None:
+    try:
+        from store import health, location
+
+        cwd = (payload or {}).get("cwd")
+        layout = location.resolve(os.environ, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None)
+        health.report_failure(layout, event, error, os.environ.get("CLAUDE_PLUGIN_DATA", ""))
+    except Exception:  # noqa: BLE001 - reporting a failure must never raise a second one
+        pass
+
+
+def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
+    """The answer for one hook call (``None``: print nothing). Never raises."""
+    payload: Optional[Dict[str, Any]] = None
+    try:
+        if event not in MODULES:
+            raise PayloadError(f"baton has no handler for {event!r}")
+        payload = read_payload(raw, event)
+        module = importlib.import_module(f"hooks.{MODULES[event]}")
+        answer: Optional[Dict[str, Any]] = module.handle(payload, os.environ)
+        return answer
+    except Exception as exc:  # the one broad boundary of a hook process
+        error = f"{type(exc).__name__}: {exc}"[:300]
+        _log_failure(event, payload, error)
+        return failure_answer(event, payload, error)
+
+
+def main(event: str) -> int:
+    raw = sys.stdin.buffer.read(MAX_STDIN)
+    answer = run(event, raw)
+    if answer is not None:
+        sys.stdout.write(json.dumps(answer))
+        sys.stdout.flush()
+    return 0

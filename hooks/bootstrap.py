@@ -1,0 +1,14 @@
+import sys
+root, event = sys.argv[1], sys.argv[2]
+sys.path.insert(0, root)
+try:
+    from hooks.adapter import main
+except BaseException as exc:
+    import json, os
+    plan = os.path.join(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), ".baton", "plan.json")
+    if event == "PreToolUse" and os.path.exists(plan):
+        why = "baton's gate is not installed correctly (%s: %s), so calls are refused while a job is active. Tell the person to reinstall the baton plugin." % (type(exc).__name__, exc)
+        print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": why}}))
+    sys.stderr.write("baton: hook unavailable: %s\n" % exc)
+    sys.exit(0)
+sys.exit(main(event))

@@ -1,0 +1,62 @@
+"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, List, Mapping, Optional
+
+from hooks.context import layout_for, session_of
+from store import journal, outcomes, scope
+from store.job import Job
+from store.location import Layout
+
+PATH_FIELDS = ("file_path", "notebook_path")
+
+
+def _first_line(text: Any, limit: int = 160) -> str:
+    lines = [ln.strip() for ln in str(text or "").splitlines() if ln.strip()]
+    return (lines[0] if lines else "")[:limit]
+
+
+def _shown(path: str, layout: Layout) -> str:
+    rel = scope.relative(os.path.realpath(path), os.path.realpath(str(layout.project)))
+    return rel if rel is not None else path
+
+
+def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layout: Layout,
+                        home: str, ok: bool) -> "tuple[str, List[str]]":
+    for key in PATH_FIELDS:
+        raw = tool_input.get(key)
+        if isinstance(raw, str) and raw:
+            shown = _shown(os.path.join(cwd, raw), layout)
+            return shown, [shown] if ok else []
+    command = tool_input.get("command")
+    if isinstance(command, str):
+        words = " ".join(command.split())[:80]
+        if not ok:
+            return words, []
+        from store.shellscan import scan
+
+        return words, [_shown(w, layout) for w in scan(command, cwd, home).writes][:20]
+    return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
+
+
+def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+    event = str(payload.get("hook_event_name"))
+    layout = layout_for(payload, env)
+    if not layout.plan.exists():
+        return None
+    job = Job(layout, env)
+    tool = str(payload.get("tool_name") or "?")
+    tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(layout.project)
+    ok = event == "PostToolUse"
+    target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
+    step = job.next.id if job.next else ""
+    record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
+              "step": step, "tool": tool, "target": target, "ok": ok,
+              "error": "" if ok else _first_line(payload.get("error")), "changed": changed}
+    alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    if not alerts:
+        return None
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

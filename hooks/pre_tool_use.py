@@ -1,0 +1,47 @@
+"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup): the gate.
+
+Denies with a reason written for the model, or prints nothing and lets Claude Code's own
+permission flow go on. It never answers "allow" (that would skip the person's permission prompt).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Dict, Mapping, Optional
+
+from hooks.adapter import PayloadError, deny
+from hooks.context import layout_for
+from store import limits, outcomes, policy
+from store.job import Job
+
+
+def _read_only_reason(job: Job) -> Optional[str]:
+    nxt = job.next
+    if nxt is not None and job.waiting_for_approval():
+        return policy.waiting_reason(nxt)
+    counters = outcomes.read_counters(job.layout)
+    hit = limits.reached(job.plan.limits, job.snap, counters)
+    if hit:
+        return policy.limit_reason(hit)
+    if nxt is not None and limits.step_files_over(job.plan.limits, counters, nxt.id):
+        cap = int(job.plan.limits["changed_files"])
+        return (f"step {nxt.id} has already changed {cap} files, the job's changed_files limit. Record the "
+                f"step (baton record {nxt.id} done \"<note>\") before changing more.")
+    return None
+
+
+def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+    tool, tool_input = payload.get("tool_name"), payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        raise PayloadError("tool_name or tool_input missing or of the wrong type")
+    layout = layout_for(payload, env)
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else str(layout.project)
+    home = env.get("HOME") or os.path.expanduser("~")
+    call = policy.Call(tool, tool_input, cwd, str(layout.project), str(layout.root), home, env)
+    if not layout.plan.exists():
+        reason = policy.decide(call, None, None, None)
+    else:
+        job = Job(layout, env)
+        reason = policy.decide(call, job.plan, job.next, _read_only_reason(job))
+    return deny(reason) if reason else None

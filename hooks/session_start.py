@@ -1,0 +1,28 @@
+"""SessionStart (startup, resume, clear, compact): inject the resume protocol and the brief."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Mapping, Optional
+
+from hooks.context import layout_for
+from store import health
+from store.errors import BatonError
+from store.job import Job
+from store.protocol import session_context
+
+CAP = 3000  # far under Claude Code's 10,000-character cap on injected context
+
+
+def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+    layout = layout_for(payload, env)
+    if not layout.plan.exists():
+        return None  # no job here: say nothing
+    try:
+        job = Job(layout, env)
+    except BatonError as exc:  # a broken plan is news the model must pass on to the person
+        text = f"baton: this project has a job plan, but it cannot be used: {exc.message}. Ask the person to fix it."
+    else:
+        last_ts = str((job.snap.last or {}).get("ts", ""))
+        news = [n for n in [health.degraded_news(layout, last_ts)] if n]
+        text = session_context(job.brief(str(payload.get("session_id", "")), news))
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -1,0 +1,101 @@
+"""The Bash part of the gate: static analysis of the command against the step's policy.
+
+A command passes when it writes nothing protected and either the step does not restrict writes,
+or it is read-only, or it matches one of the step's ``bash`` patterns (and chains nothing else),
+or everything it writes is known and inside the step's ``writes``. A command whose effect cannot
+be told (an interpreter, an unknown program, a variable as a target) is denied while writes are
+restricted: the reason says so and suggests a ``bash`` pattern. ``baton`` itself may be run,
+except ``approve`` (a person's act) and ``init`` over an existing plan.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import TYPE_CHECKING, Optional, Sequence, Tuple
+
+from store import approvals, scope
+from store.policy import BATON_READ, BATON_WRITE, Call, Rules, mentions_protected, protected_reason, step_name, matches_any
+from store.shellscan import scan
+
+if TYPE_CHECKING:
+    from store.plan import Plan
+
+SEGMENTS = re.compile(r"[;&|\n\r]+")
+
+
+def _subcommand(argv: Sequence[str]) -> str:
+    program = os.path.basename(argv[0]) if argv else ""
+    words = [a for a in argv[1:] if not a.startswith("-")]
+    if program.startswith("python"):
+        words = words[1:]  # python3 <root>/store SUBCOMMAND
+    return words[0] if words else ""
+
+
+def _rule_hit(command: str, pattern: str) -> bool:
+    pieces = [command, *SEGMENTS.split(command)]
+    return any(fnmatch.fnmatchcase(" ".join(p.split()), pattern) for p in pieces if p.strip())
+
+
+def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional["Plan"]) -> Optional[str]:
+    for argv in invocations:
+        sub = _subcommand(argv)
+        if sub == "approve" or any("approve" in a.lower() for a in argv[1:3]):
+            return ("baton denied `baton approve`: only a person approves a step, by typing /baton:approve STEP "
+                    "in the prompt. Stop and ask them.")
+        if sub == "init" and plan is not None:
+            return ("baton denied `baton init`: this job already has a plan, and changing it is the person's "
+                    "decision. Ask them if the plan needs to change.")
+        if sub and sub not in BATON_READ + BATON_WRITE + ("init",):
+            return f"baton denied `baton {sub}`: not a command the agent may run (use brief, status, log, record)."
+    return None
+
+
+def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]]) -> bool:
+    return bool(invocations) and len(invocations) == len(commands)
+
+
+def decide_bash(call: Call, plan: Optional["Plan"], rules: Rules, read_only: Optional[str]) -> Optional[str]:
+    command = call.input.get("command")
+    if not isinstance(command, str) or "\x00" in command:
+        return "baton denied this Bash call: it has no command string, so it cannot be checked."
+    for rule in plan.rules if plan else ():
+        if _rule_hit(command, rule.deny_bash):
+            why = f": {rule.reason}" if rule.reason else ""
+            return f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{why}."
+    folded = scope.fold(command)
+    if approvals.KEY_NAME in folded or "baton/approval" in folded:
+        return "baton denied this command: it names baton's approval key, which no tool may read or write."
+    result = scan(command, call.cwd, call.home)
+    verdict = _baton_verdict(result.baton, plan)
+    if verdict:
+        return verdict
+    for target in result.writes:
+        why = protected_reason(call, os.path.realpath(target), os.path.normpath(target), plan)
+        if why:
+            return (f"baton denied this command: it writes {target}, and {why}. Record progress with "
+                    "`baton record STEP STATUS NOTE` instead.")
+    if result.opaque and mentions_protected(call, command):
+        return (f"baton denied this command: {mentions_protected(call, command)}, and what it does cannot "
+                f"be checked ({result.opaque[0]}). Use `baton record` to change the ledger.")
+    harmless = result.readonly or _baton_only(result.commands, result.baton)
+    if read_only and not harmless:
+        return f"baton denied this command: {read_only} Read-only commands and `baton brief` still work."
+    if rules.tools is not None and "Bash" not in rules.tools:
+        return f"baton denied Bash: step {step_name(rules)} allows only the tools {', '.join(rules.tools) or '(none)'}."
+    if rules.writes is None or harmless or matches_any(command, rules.bash):
+        return None
+    return _outside_writes(call, rules, result.writes, result.opaque)
+
+
+def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
+    outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
+    if not outside and not opaque:
+        return None
+    allowed = ", ".join(rules.writes or ()) or "nothing"
+    detail = (f"it writes {', '.join(outside[:3])} outside them" if outside
+              else f"baton cannot tell what it writes ({'; '.join(opaque[:2])})")
+    return (f"baton denied this command: step {step_name(rules)} may write only {allowed}, and {detail}. Use "
+            "read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern "
+            "for this command to the step.")

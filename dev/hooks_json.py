@@ -36,7 +36,8 @@ def build() -> Dict[str, Any]:
         return [item]
 
     return {
-        "description": "baton: brief at session start, gates before tools, outcomes after, the Stop loop, /baton: commands",
+        "description": "baton: brief at session start, gates before tools, outcomes after, the Stop loop, "
+                       "/baton: commands",
         "hooks": {
             "SessionStart": group("SessionStart", 10),
             "UserPromptSubmit": group("UserPromptSubmit", 600),

@@ -80,7 +80,7 @@ def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
         module = importlib.import_module(f"hooks.{MODULES[event]}")
         answer: Optional[Dict[str, Any]] = module.handle(payload, os.environ)
         return answer
-    except Exception as exc:  # the one broad boundary of a hook process
+    except Exception as exc:  # noqa: BLE001 - the one broad boundary of a hook process
         error = f"{type(exc).__name__}: {exc}"[:300]
         _log_failure(event, payload, error)
         return failure_answer(event, payload, error)

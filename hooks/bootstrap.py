@@ -1,10 +1,12 @@
 import sys
+
 root, event = sys.argv[1], sys.argv[2]
 sys.path.insert(0, root)
 try:
     from hooks.adapter import main
 except BaseException as exc:
-    import json, os
+    import json
+    import os
     plan = os.path.join(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), ".baton", "plan.json")
     if event == "PreToolUse" and os.path.exists(plan):
         why = "baton's gate is not installed correctly (%s: %s), so calls are refused while a job is active. Tell the person to reinstall the baton plugin." % (type(exc).__name__, exc)

@@ -24,7 +24,7 @@ def _shown(path: str, layout: Layout) -> str:
 
 
 def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layout: Layout,
-                        home: str, ok: bool) -> "tuple[str, List[str]]":
+                        home: str, ok: bool) -> tuple[str, List[str]]:
     for key in PATH_FIELDS:
         raw = tool_input.get(key)
         if isinstance(raw, str) and raw:

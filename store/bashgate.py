@@ -16,7 +16,16 @@ import re
 from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from store import approvals, scope
-from store.policy import BATON_READ, BATON_WRITE, Call, Rules, mentions_protected, protected_reason, step_name, matches_any
+from store.policy import (
+    BATON_READ,
+    BATON_WRITE,
+    Call,
+    Rules,
+    matches_any,
+    mentions_protected,
+    protected_reason,
+    step_name,
+)
 from store.shellscan import scan
 
 if TYPE_CHECKING:
@@ -38,7 +47,7 @@ def _rule_hit(command: str, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(" ".join(p.split()), pattern) for p in pieces if p.strip())
 
 
-def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional["Plan"]) -> Optional[str]:
+def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:
     for argv in invocations:
         sub = _subcommand(argv)
         if sub == "approve" or any("approve" in a.lower() for a in argv[1:3]):
@@ -56,14 +65,14 @@ def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]])
     return bool(invocations) and len(invocations) == len(commands)
 
 
-def decide_bash(call: Call, plan: Optional["Plan"], rules: Rules, read_only: Optional[str]) -> Optional[str]:
+def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[str]) -> Optional[str]:
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return "baton denied this Bash call: it has no command string, so it cannot be checked."
     for rule in plan.rules if plan else ():
         if _rule_hit(command, rule.deny_bash):
-            why = f": {rule.reason}" if rule.reason else ""
-            return f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{why}."
+            detail = f": {rule.reason}" if rule.reason else ""
+            return f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}."
     folded = scope.fold(command)
     if approvals.KEY_NAME in folded or "baton/approval" in folded:
         return "baton denied this command: it names baton's approval key, which no tool may read or write."

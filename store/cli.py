@@ -20,6 +20,7 @@ from store.job import Job
 from store.ledger import read_last
 from store.plan import load_plan
 
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
         raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
@@ -128,6 +129,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except Exception as exc:  # the one broad boundary: a bug must still be one line, never a traceback
+    except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is still one line, never a traceback
         print(f"baton: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return USAGE

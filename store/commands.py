@@ -32,21 +32,28 @@ def parse(prompt: str) -> Optional[Tuple[str, str]]:
 
 
 def split_words(raw: str, count: int) -> Tuple[List[str], str]:
-    """The first ``count`` words (shell-style quotes allowed) and the untouched rest of ``raw``."""
-    lexer = shlex.shlex(raw, posix=True)
-    lexer.whitespace_split = True
-    lexer.commenters = ""
+    """The first ``count`` words and the untouched rest of ``raw``. A word may be wrapped in
+    single or double quotes (to hold spaces); nothing else is interpreted."""
     words: List[str] = []
-    try:
-        for _ in range(count):
-            word = lexer.get_token()
-            if word is None:
-                break
-            words.append(word)
-    except ValueError as exc:
-        raise BatonError(f"cannot read the arguments: {exc}") from None
-    rest = raw[len(raw) - len(lexer.instream.read()):] if words else raw  # type: ignore[attr-defined]
-    return words, rest.strip()
+    pos = 0
+    while len(words) < count:
+        while pos < len(raw) and raw[pos].isspace():
+            pos += 1
+        if pos >= len(raw):
+            break
+        if raw[pos] in "'\"":
+            end = raw.find(raw[pos], pos + 1)
+            if end < 0:
+                raise BatonError(f"cannot read the arguments: no closing {raw[pos]} quote")
+            words.append(raw[pos + 1:end])
+            pos = end + 1
+        else:
+            end = pos
+            while end < len(raw) and not raw[end].isspace():
+                end += 1
+            words.append(raw[pos:end])
+            pos = end
+    return words, raw[pos:].strip()
 
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
@@ -76,7 +83,10 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
     if args:
-        words = shlex.split(args)
+        try:
+            words = shlex.split(args)
+        except ValueError as exc:
+            raise BatonError(f"cannot read the step names: {exc}") from None
         plan = actions.install_plan(layout, actions.seed_plan_text(words), "/baton:plan", force=False)
         return f"created {layout.plan} with {len(plan.steps)} steps.\n" + Job(layout, env).brief()
     plan = load_plan(layout.plan)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional
-
 from pathlib import Path
+from typing import Any, Dict, Optional
 
 from store import durable
 from store.location import Layout

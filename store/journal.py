@@ -15,7 +15,7 @@ from typing import Any, Dict, Optional, TextIO
 
 from store import durable, snapshot
 from store.errors import CHECK, BatonError
-from store.ledger import LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
+from store.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
 from store.location import Layout
 from store.snapshot import Loaded, Snapshot
 
@@ -114,7 +114,7 @@ def append(layout: Layout, step: str, status: str, note: str = "", **extra: Any)
             "attempt": _attempt(snap, step, status),
             **extra,
         }
-        seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, snapshot.GENESIS)
+        seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
         record = seal(fields, seq, prev)
         end = durable.append_line(layout.ledger, format_line(record), sync=fsync_enabled())
         snap.apply(record, end)
@@ -137,11 +137,11 @@ def verify(layout: Layout) -> Verdict:
     for _, raw, complete in iter_lines(layout.ledger):
         line_no += 1
         if not complete:
-            return Verdict(count, prev["hash"] if prev else snapshot.GENESIS, len(raw), "")
+            return Verdict(count, prev["hash"] if prev else GENESIS, len(raw), "")
         try:
             record = parse_line(raw)
             check_link(record, prev)
         except LedgerError as exc:
-            return Verdict(count, prev["hash"] if prev else snapshot.GENESIS, 0, f"line {line_no}: {exc}")
+            return Verdict(count, prev["hash"] if prev else GENESIS, 0, f"line {line_no}: {exc}")
         prev, count = record, count + 1
-    return Verdict(count, prev["hash"] if prev else snapshot.GENESIS, 0, "")
+    return Verdict(count, prev["hash"] if prev else GENESIS, 0, "")

@@ -147,6 +147,7 @@ def check_link(record: Dict[str, Any], prev: Optional[Dict[str, Any]]) -> None:
     want_seq = 1 if prev is None else prev["seq"] + 1
     want_prev = GENESIS if prev is None else prev["hash"]
     if record["prev"] != want_prev:
-        raise LedgerError(f"chain broken: prev is {record['prev'][:12]}, expected {want_prev[:12]} (a line before it was changed, removed or reordered)")
+        raise LedgerError(f"chain broken: prev is {record['prev'][:12]}, expected {want_prev[:12]} "
+                          "(a line before it was changed, removed or reordered)")
     if record["seq"] != want_seq:
         raise LedgerError(f"seq is {record['seq']}, expected {want_seq} (lines removed or reordered)")

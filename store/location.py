@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Union
 
 STATE_NAME = ".baton"
 
@@ -62,7 +62,7 @@ def _ancestor_with_state(start: Path) -> Optional[Path]:
     return None
 
 
-def resolve(env: Optional[Mapping[str, str]] = None, cwd: Optional[Path] = None) -> Layout:
+def resolve(env: Optional[Mapping[str, str]] = None, cwd: Union[str, Path, None] = None) -> Layout:
     """Find the job's state directory and project root without touching the disk beyond stat."""
     env = os.environ if env is None else env
     here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))

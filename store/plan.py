@@ -137,7 +137,10 @@ def _step(raw: Any, index: int, source: str) -> Step:
     if "id" not in raw:
         raise PlanError(f"{_where(source, index, None, 'id')}: missing")
     sid = check_id(sid, _where(source, index, None, "id"))
-    at = lambda name: _where(source, index, sid, name)  # noqa: E731
+
+    def at(name: str) -> str:
+        return _where(source, index, sid, name)
+
     for key in raw:
         if key not in STEP_FIELDS:
             raise PlanError(f"{at(key)}: unknown field (known: {', '.join(STEP_FIELDS)})")
@@ -226,7 +229,8 @@ def load_plan(path: Path) -> Plan:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") from None
+        raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
+            from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc}") from None
     return parse_text(text, str(path))

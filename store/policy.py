@@ -41,12 +41,16 @@ class Rules:
     """A step's effective policy: explicit fields, then its phase's defaults."""
 
     def __init__(self, step: Optional[Step]) -> None:
-        defaults = PHASE_DEFAULTS.get(step.phase or "", {}) if step else {}
-        pick = lambda name: getattr(step, name) if step and getattr(step, name) is not None else defaults.get(name)  # noqa: E731
         self.step = step
-        self.tools: Optional[Tuple[str, ...]] = pick("tools")
-        self.writes: Optional[Tuple[str, ...]] = pick("writes")
-        self.bash: Tuple[str, ...] = pick("bash") or ()
+        self.tools: Optional[Tuple[str, ...]] = self._pick("tools")
+        self.writes: Optional[Tuple[str, ...]] = self._pick("writes")
+        self.bash: Tuple[str, ...] = self._pick("bash") or ()
+
+    def _pick(self, name: str) -> Optional[Tuple[str, ...]]:
+        explicit: Optional[Tuple[str, ...]] = getattr(self.step, name) if self.step else None
+        if explicit is not None:
+            return explicit
+        return PHASE_DEFAULTS.get(self.step.phase or "", {}).get(name) if self.step else None
 
 
 class Call:

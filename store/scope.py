@@ -33,7 +33,7 @@ def relative(real: str, project_real: str) -> Optional[str]:
 
 
 @functools.lru_cache(maxsize=256)
-def _regex(pattern: str) -> "re.Pattern[str]":
+def _regex(pattern: str) -> re.Pattern[str]:
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]

@@ -67,7 +67,7 @@ class Snapshot:
         return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
     @classmethod
-    def from_bytes(cls, raw: bytes) -> Optional["Snapshot"]:
+    def from_bytes(cls, raw: bytes) -> Optional[Snapshot]:
         """Decode a saved snapshot; ``None`` when it is unreadable or from another version."""
         try:
             data = json.loads(raw.decode("ascii"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Sequence
+from typing import List, Sequence
 
 
 def one_line(text: str, limit: int) -> str:
@@ -16,7 +16,7 @@ def one_line(text: str, limit: int) -> str:
 
 def join_within(names: Sequence[str], budget: int) -> str:
     """Comma-join as many of ``names`` as fit in ``budget`` characters, from the end backwards."""
-    picked: list = []
+    picked: List[str] = []
     used = 0
     for name in reversed(names):
         extra = len(name) + (2 if picked else 0)

@@ -28,7 +28,16 @@ def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
     return entry
 
 
+def key_reads() -> List[Dict[str, Any]]:
+    """Read is not gated in general (it would start a process per read); only reads of baton's
+    approval key are, through permission-rule filters that start the hook for those paths alone."""
+    return [{"matcher": "Read", "hooks": [{**hook("PreToolUse", 10, block=True), "if": rule}]}
+            for rule in ("Read(~/.config/baton/**)", "Read(**/approval.key)")]
+
+
 def build() -> Dict[str, Any]:
+    key_read_hooks = key_reads()
+
     def group(event: str, timeout: int, matcher: str = "", block: bool = False) -> List[Dict[str, Any]]:
         item: Dict[str, Any] = {"hooks": [hook(event, timeout, block)]}
         if matcher:
@@ -41,7 +50,7 @@ def build() -> Dict[str, Any]:
         "hooks": {
             "SessionStart": group("SessionStart", 10),
             "UserPromptSubmit": group("UserPromptSubmit", 600),
-            "PreToolUse": group("PreToolUse", 10, GATED, block=True),
+            "PreToolUse": group("PreToolUse", 10, GATED, block=True) + key_read_hooks,
             "PostToolUse": group("PostToolUse", 10, RECORDED),
             "PostToolUseFailure": group("PostToolUseFailure", 10, RECORDED),
             "Stop": group("Stop", 10),

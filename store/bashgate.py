@@ -74,7 +74,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
             detail = f": {rule.reason}" if rule.reason else ""
             return f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}."
     folded = scope.fold(command)
-    if approvals.KEY_NAME in folded or "baton/approval" in folded:
+    if approvals.KEY_NAME in folded or "config/baton" in folded:
         return "baton denied this command: it names baton's approval key, which no tool may read or write."
     result = scan(command, call.cwd, call.home)
     verdict = _baton_verdict(result.baton, plan)

@@ -118,6 +118,14 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], read_onl
         if name.strip().lstrip("/").lower().startswith("baton:approve"):
             return "baton denied /baton:approve: only a person may approve a step, by typing it in the prompt."
         return _tools_check(call, rules)
+    if call.tool == "Read":
+        raw = call.input.get("file_path")
+        if not isinstance(raw, str):
+            return "baton denied this Read: it has no file_path, so it cannot be checked."
+        real = scope.resolve(raw, call.cwd, call.home)
+        if any(scope.under(path, d) for path in (real, raw) for d in call.key_dirs):
+            return "baton denied reading baton's approval key: only a person approves steps, with /baton:approve."
+        return None
     if call.tool in SCHEDULERS:
         text = scope.fold(repr(call.input))
         if "approve" in text and "baton" in text:

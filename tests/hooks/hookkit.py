@@ -1,0 +1,205 @@
+"""What the hook tests share: payload fixtures, the output checker, the two ways to run a hook.
+
+A hook runs either in this process (``hooks.adapter.run``, answer serialised as ``main`` does) or
+as Claude Code would start it: the ``[command, *args]`` that ``hooks/hooks.json`` gives for the
+event, from a copy of the plugin in a folder named ``relay-copy``, with the payload on stdin and
+``CLAUDE_PROJECT_DIR``/``CLAUDE_CODE_SESSION_ID``/``CLAUDE_PLUGIN_ROOT`` in the environment.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Set, Union
+
+from hooks import adapter
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PROJECT_MARK = "/path/to/project"
+HOME_MARK = "/path/to/home"
+SESSION = "ad35365a-1c2e-4f7b-9a51-0d6b8e2f4c13"
+TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+
+# Documented output keys per event (claude-code-host.md section 4): top level, then hookSpecificOutput.
+TOP_KEYS: Dict[str, Set[str]] = {
+    "SessionStart": {"hookSpecificOutput"},
+    "PreToolUse": {"hookSpecificOutput"},
+    "PostToolUse": {"hookSpecificOutput"},
+    "PostToolUseFailure": {"hookSpecificOutput"},
+    "Stop": {"decision", "reason"},
+    "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
+}
+SPECIFIC_KEYS: Dict[str, Set[str]] = {
+    "SessionStart": {"hookEventName", "additionalContext"},
+    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"},
+    "PostToolUse": {"hookEventName", "additionalContext"},
+    "PostToolUseFailure": {"hookEventName", "additionalContext"},
+    "UserPromptSubmit": {"hookEventName", "suppressOriginalPrompt"},
+}
+REQUIRED_SPECIFIC: Dict[str, Set[str]] = {
+    "SessionStart": {"hookEventName", "additionalContext"},
+    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason"},
+    "PostToolUse": {"hookEventName", "additionalContext"},
+    "PostToolUseFailure": {"hookEventName", "additionalContext"},
+    "UserPromptSubmit": {"hookEventName"},
+}
+
+Payload = Dict[str, Any]
+
+
+def load(name: str, project: Path, home: Path, **changes: Any) -> Payload:
+    """The recorded payload ``fixtures/<name>.json`` with the placeholders made real."""
+    text = (FIXTURES / f"{name}.json").read_text(encoding="utf-8")
+    text = text.replace(PROJECT_MARK, str(project)).replace(HOME_MARK, str(home))
+    data: Payload = json.loads(text)
+    data.update(changes)
+    return data
+
+
+def fixture_names() -> List[str]:
+    return sorted(p.stem for p in FIXTURES.glob("*.json"))
+
+
+def event_of(name: str) -> str:
+    """``pre_tool_use_write`` -> ``PreToolUse``, from the fixture file itself."""
+    data = json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+    return str(data["hook_event_name"])
+
+
+def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
+    """Assert ``stdout`` is empty or one JSON object with only the keys documented for ``event``
+    and the right ``hookEventName``; return the object (``None`` when empty)."""
+    if stdout == "":
+        return None
+    answer = json.loads(stdout)
+    assert isinstance(answer, dict), stdout
+    assert set(answer) <= TOP_KEYS[event], f"undocumented keys for {event}: {set(answer) - TOP_KEYS[event]}"
+    if event in ("Stop", "UserPromptSubmit") and ("decision" in answer or "reason" in answer):
+        assert answer.get("decision") == "block" and isinstance(answer.get("reason"), str), answer
+        assert answer["reason"].strip(), answer
+    specific = answer.get("hookSpecificOutput")
+    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit"):
+        assert isinstance(specific, dict), answer
+    if specific is not None:
+        assert isinstance(specific, dict), answer
+        assert specific.get("hookEventName") == event, answer
+        assert set(specific) <= SPECIFIC_KEYS[event], f"undocumented keys: {set(specific) - SPECIFIC_KEYS[event]}"
+        assert REQUIRED_SPECIFIC[event] <= set(specific), answer
+        for key in ("additionalContext", "permissionDecisionReason"):
+            if key in specific:
+                assert isinstance(specific[key], str) and specific[key].strip(), answer
+        if event == "PreToolUse":
+            assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
+        if "suppressOriginalPrompt" in specific:
+            assert specific["suppressOriginalPrompt"] is True
+    if event == "UserPromptSubmit":
+        assert answer.get("decision") == "block", answer
+    if event == "Stop":
+        assert set(answer) == {"decision", "reason"}, answer
+    return answer
+
+
+@dataclass(frozen=True)
+class Result:
+    """One hook call: exit code, stdout, stderr and the checked answer (``None``: no output)."""
+
+    code: int
+    out: str
+    err: str
+    answer: Optional[Dict[str, Any]]
+
+    @property
+    def reason(self) -> str:
+        """The deny reason (PreToolUse) or block reason (Stop, UserPromptSubmit), else ''."""
+        if self.answer is None:
+            return ""
+        specific = self.answer.get("hookSpecificOutput") or {}
+        return str(specific.get("permissionDecisionReason") or self.answer.get("reason") or "")
+
+    @property
+    def context(self) -> str:
+        if self.answer is None:
+            return ""
+        return str((self.answer.get("hookSpecificOutput") or {}).get("additionalContext") or "")
+
+    @property
+    def denied(self) -> bool:
+        specific = (self.answer or {}).get("hookSpecificOutput") or {}
+        return specific.get("permissionDecision") == "deny"
+
+
+def encode(payload: Union[Payload, bytes, str]) -> bytes:
+    if isinstance(payload, bytes):
+        return payload
+    if isinstance(payload, str):
+        return payload.encode("utf-8")
+    return json.dumps(payload).encode("utf-8")
+
+
+def run_in_process(event: str, payload: Union[Payload, bytes, str]) -> Result:
+    """``hooks.adapter.run`` in this process (its environment is ``os.environ``)."""
+    answer = adapter.run(event, encode(payload))
+    out = "" if answer is None else json.dumps(answer)
+    return Result(0, out, "", check_output(event, out))
+
+
+def _matches(matcher: Optional[str], name: str) -> bool:
+    """Claude Code's matcher rule (host doc 6.3): empty or ``*`` matches all; a plain
+    ``A|B`` list matches exact names; anything else is an unanchored regex search."""
+    if not matcher or matcher == "*":
+        return True
+    if re.fullmatch(r"[A-Za-z0-9_| ]+", matcher):
+        return name in [m.strip() for m in matcher.split("|")]
+    return re.search(matcher, name) is not None
+
+
+def _if_allows(rule: Optional[str], payload: Mapping[str, Any], home: str) -> bool:
+    """The ``if`` permission-rule filter, for the ``Read(<glob>)`` rules baton uses."""
+    if not rule:
+        return True
+    match = re.fullmatch(r"(\w+)\((.*)\)", rule)
+    assert match, rule
+    tool, pattern = match.groups()
+    if payload.get("tool_name") != tool:
+        return False
+    path = str((payload.get("tool_input") or {}).get("file_path", ""))
+    pattern = home + pattern[1:] if pattern.startswith("~") else pattern
+    return fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, pattern.replace("**/", ""))
+
+
+def commands_for(hooks_json: Path, event: str, payload: Mapping[str, Any], home: str) -> List[Dict[str, Any]]:
+    """The command hook entries Claude Code would start for ``payload``, per ``hooks_json``."""
+    config = json.loads(hooks_json.read_text(encoding="utf-8"))
+    tool = payload.get("tool_name") if event in TOOL_EVENTS else None
+    found = []
+    for group in config["hooks"].get(event, []):
+        if tool is not None and not _matches(group.get("matcher"), str(tool)):
+            continue
+        for entry in group["hooks"]:
+            if tool is not None and not _if_allows(entry.get("if"), payload, home):
+                continue
+            found.append(entry)
+    return found
+
+
+def launch(entry: Mapping[str, Any], root: Path, stdin: bytes, env: Mapping[str, str], cwd: Path) -> Result:
+    """Start one hooks.json entry exactly as written: ``[command, *args]``, placeholders substituted."""
+    argv = [str(entry["command"])] + [str(a).replace("${CLAUDE_PLUGIN_ROOT}", str(root)) for a in entry["args"]]
+    proc = subprocess.run(argv, input=stdin, capture_output=True, env=dict(env), cwd=str(cwd),
+                          timeout=float(entry.get("timeout", 60)) + 20)
+    out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8", "replace")
+    return Result(proc.returncode, out, err, None)
+
+
+def hook_env(base: Mapping[str, str], project: Path, root: Path, data: Path, session: str,
+             path_prefix: str) -> Dict[str, str]:
+    env = dict(base)
+    env.update(CLAUDE_PROJECT_DIR=str(project), CLAUDE_CODE_SESSION_ID=session, CLAUDE_PLUGIN_ROOT=str(root),
+               CLAUDE_PLUGIN_DATA=str(data), CLAUDECODE="1", CLAUDE_CODE_ENTRYPOINT="sdk-cli",
+               PATH=path_prefix + os.pathsep + base.get("PATH", ""))
+    return env

@@ -9,8 +9,10 @@ from store import health
 from store.errors import BatonError
 from store.job import Job
 from store.protocol import session_context
+from store.text import one_line
 
 CAP = 3000  # far under Claude Code's 10,000-character cap on injected context
+PLAN_ERROR = 240  # a plan error names a field; a 20,000-character field name must not become the context
 
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
@@ -20,7 +22,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     try:
         job = Job(layout, env)
     except BatonError as exc:  # a broken plan is news the model must pass on to the person
-        text = f"baton: this project has a job plan, but it cannot be used: {exc.message}. Ask the person to fix it."
+        why = one_line(exc.message, PLAN_ERROR)
+        text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
         last_ts = str((job.snap.last or {}).get("ts", ""))
         news = [n for n in [health.degraded_news(layout, last_ts)] if n]

@@ -1,0 +1,278 @@
+"""The ``baton`` command line, run as a subprocess from a copy of the plugin in another folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List
+
+import pytest
+
+from store.ledger import parse_line
+
+if TYPE_CHECKING:
+    from conftest import Baton, Run, Sandbox
+
+VALIDATED = {"steps": [
+    "prepare",
+    {"id": "build", "title": "Build it", "validate": "test -f built.txt && echo fine"},
+    {"id": "check", "validate": "echo FIRST-LINE; for i in $(seq 1 300); do echo noise-$i; done; echo THE-END; exit 3"},
+    {"id": "ship", "phase": "published"},
+]}
+
+
+def _records(sandbox: Sandbox) -> List[Dict[str, Any]]:
+    ledger = sandbox.state / "steps.jsonl"
+    if not ledger.exists():
+        return []
+    return [parse_line(raw) for raw in ledger.read_bytes().splitlines()]
+
+
+def _one_error_line(run: Run, code: int, *words: str) -> None:
+    assert run.code == code and run.out == ""
+    assert run.err.count("\n") == 1 and run.err.startswith("baton: "), run.err
+    assert "Traceback" not in run.err
+    for word in words:
+        assert word in run.err
+
+
+def _install(baton: Baton, tmp_path: Path, plan: Dict[str, Any]) -> None:
+    source = tmp_path / "plan-source.json"
+    source.write_text(json.dumps(plan))
+    run = baton("init", "--plan", str(source))
+    assert run.code == 0 and "with 4 steps" in run.out
+
+
+# ---------------------------------------------------------------- init
+
+
+def test_init_writes_a_seed_plan_and_a_gitignore(baton: Baton, sandbox: Sandbox) -> None:
+    run = baton("init", "a", "b", "c")
+    assert run.code == 0 and run.err == ""
+    assert run.out == f"created {sandbox.state / 'plan.json'} with 3 steps; run `baton brief`\n"
+    assert json.loads((sandbox.state / "plan.json").read_text()) == {"steps": ["a", "b", "c"]}
+    ignored = (sandbox.state / ".gitignore").read_text().splitlines()
+    assert "state.json" in ignored and "lock" in ignored and "steps.jsonl" not in ignored and "plan.json" not in ignored
+
+
+def test_init_refuses_to_overwrite_without_force(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a", "b").code == 0
+    before = (sandbox.state / "plan.json").read_bytes()
+    _one_error_line(baton("init", "x", "y"), 2, str(sandbox.state / "plan.json"), "--force")
+    assert (sandbox.state / "plan.json").read_bytes() == before
+    run = baton("init", "--force", "x", "y")
+    assert run.code == 0 and "with 2 steps" in run.out
+    assert json.loads((sandbox.state / "plan.json").read_text()) == {"steps": ["x", "y"]}
+
+
+def test_init_plan_file_is_installed_byte_for_byte(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    source = tmp_path / "my plan.json"
+    text = json.dumps(VALIDATED, indent=4) + "\n\n"
+    source.write_text(text)
+    run = baton("init", "--plan", str(source))
+    assert run.code == 0 and "with 4 steps" in run.out
+    assert (sandbox.state / "plan.json").read_text() == text
+
+
+@pytest.mark.parametrize("args, words", [
+    ((), ["either step names or --plan FILE"]),
+    (("a", "--plan", "p.json"), ["either step names or --plan FILE"]),
+    (("--plan", "does-not-exist.json"), ["does-not-exist.json", "cannot read"]),
+    (("a", "a"), ["step 2 ('a')", "duplicate"]),
+    (("a", "bad\tname"), ["step 2", "control character"]),
+])
+def test_init_bad_input_is_one_line(baton: Baton, sandbox: Sandbox, args: List[str], words: List[str]) -> None:
+    _one_error_line(baton("init", *args), 2, *words)
+    assert not sandbox.state.exists()
+
+
+# ---------------------------------------------------------------- record
+
+
+def test_record_appends_and_says_what_is_next(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a", "b").code == 0
+    run = baton("record", "a", "running", "starting", "now")
+    assert (run.code, run.err) == (0, "")
+    assert run.out == "recorded a running (attempt 1, #1); NEXT: a\n"
+    run = baton("record", "a", "done")
+    assert run.out == "recorded a done (attempt 1, #2); NEXT: b\n"
+    run = baton("record", "b", "skipped")
+    assert run.out == "recorded b skipped (attempt 1, #3); NEXT: (all steps complete - stop)\n"
+    assert [(r["step"], r["status"], r["note"]) for r in _records(sandbox)] == [
+        ("a", "running", "starting now"), ("a", "done", ""), ("b", "skipped", "")]
+
+
+def test_record_unknown_step_lists_the_valid_ones(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    _install(baton, tmp_path, VALIDATED)
+    _one_error_line(baton("record", "biuld", "done"), 2, "unknown step 'biuld'", "did you mean 'build'?",
+                    "valid steps: prepare, build, check, ship")
+    assert not (sandbox.state / "steps.jsonl").exists()
+
+
+def test_record_unknown_status_lists_the_valid_ones(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a").code == 0
+    _one_error_line(baton("record", "a", "finished"), 2, "unknown status 'finished'",
+                    "valid: running, done, failed, skipped")
+    _one_error_line(baton("record", "a", "approved"), 2, "unknown status 'approved'")
+    assert _records(sandbox) == []
+
+
+def test_record_done_with_a_failing_validate_records_failed_with_the_output_tail(
+        baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    _install(baton, tmp_path, VALIDATED)
+    run = baton("record", "check", "done", "my note")
+    assert run.code == 1
+    assert run.out == "recorded check failed (attempt 1, #1); NEXT: prepare\n"
+    assert run.err.count("\n") == 1
+    assert run.err.startswith("baton: check was not recorded done: validate failed (exit 3)")
+    (record,) = _records(sandbox)
+    assert (record["step"], record["status"]) == ("check", "failed")
+    assert record["note"].startswith("validate failed (exit 3): ") and record["note"].endswith("THE-END | my note")
+    assert "noise-300" in record["note"] and "FIRST-LINE" not in record["note"]
+
+
+def test_record_done_with_a_passing_validate_records_done(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    _install(baton, tmp_path, VALIDATED)
+    deeper = sandbox.project / "src" / "deep"
+    deeper.mkdir(parents=True)
+    failed = baton("record", "build", "done", cwd=deeper)  # validate runs in the project root, not here
+    assert failed.code == 1 and "validate failed (exit 1)" in failed.err
+    (sandbox.project / "built.txt").write_text("yes")
+    run = baton("record", "build", "done", cwd=deeper)
+    assert (run.code, run.err) == (0, "")
+    assert run.out == "recorded build done (attempt 2, #2); NEXT: prepare\n"
+    assert [(r["step"], r["status"]) for r in _records(sandbox)] == [("build", "failed"), ("build", "done")]
+
+
+def test_record_of_a_step_waiting_for_approval_is_refused(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    _install(baton, tmp_path, VALIDATED)
+    _one_error_line(baton("record", "ship", "done"), 1, "'ship' waits for a person's approval", "/baton:approve ship")
+    assert _records(sandbox) == []
+
+
+def test_commands_without_a_plan_say_how_to_make_one(baton: Baton, sandbox: Sandbox) -> None:
+    for args in (("brief",), ("status",), ("record", "a", "done")):
+        _one_error_line(baton(*args), 2, str(sandbox.state / "plan.json"), "baton init")
+    assert not sandbox.state.exists()
+
+
+# ---------------------------------------------------------------- brief, status, verify, log
+
+
+def _session_story(baton: Baton, init: bool = True) -> None:
+    assert not init or baton("init", "a", "b", "c").code == 0
+    for step, status, session in [("a", "running", "sess-one-1111"), ("a", "failed", "sess-one-1111"),
+                                  ("a", "running", "sess-two-2222"), ("a", "done", "sess-two-2222"),
+                                  ("b", "running", "sess-two-2222")]:
+        run = baton("record", step, status, f"{step} {status}", extra_env={"CLAUDE_CODE_SESSION_ID": session})
+        assert run.code == 0, run.err
+
+
+def test_brief_prints_the_brief(baton: Baton) -> None:
+    _session_story(baton)
+    run = baton("brief", extra_env={"CLAUDE_CODE_SESSION_ID": "sess-two-2222"})
+    assert (run.code, run.err) == (0, "")
+    assert run.out.splitlines() == ["PLAN: a, b, c", "DONE: a", "NEXT: b", "LAST: b running b running"]
+
+
+def test_status_text(baton: Baton) -> None:
+    _session_story(baton)
+    run = baton("status")
+    assert (run.code, run.err) == (0, "")
+    lines = run.out.splitlines()
+    assert lines[:6] == ["1/3 steps complete, 5 ledger records", "next: b", "steps:",
+                         "  done     a attempt 2  a done", "  running  b attempt 1  b running", "  pending  c"]
+    assert lines[6] == "last entries:" and [line.split()[0] for line in lines[7:12]] == ["#1", "#2", "#3", "#4", "#5"]
+    assert "[sess-one]" in lines[7] and "[sess-two]" in lines[11]
+    assert lines[12] == "sessions seen: 2 (latest: sess-two, sess-one)"
+
+
+def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
+    _session_story(baton)
+    run = baton("status", "--json")
+    assert (run.code, run.err) == (0, "")
+    data = json.loads(run.out)
+    assert (data["total"], data["done"], data["next"], data["running"], data["records"]) == (3, 1, "b", ["b"], 5)
+    assert [(s["id"], s["status"], s["attempt"]) for s in data["steps"]] == [
+        ("a", "done", 2), ("b", "running", 1), ("c", "pending", 0)]
+    assert data["last"] == _records(sandbox)
+    assert data["sessions_total"] == 2
+    assert data["sessions"] == {"sess-one-1111": {"first": 1, "last": 2, "records": 2},
+                                "sess-two-2222": {"first": 3, "last": 5, "records": 3}}
+    assert (data["torn_bytes"], data["problems"]) == (0, [])
+
+
+def test_verify_reports_the_records_and_the_last_hash(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a", "b", "c").code == 0
+    assert baton("verify").out == "ok: 0 records, chain intact (last hash 000000000000)\n"
+    _session_story(baton, init=False)
+    run = baton("verify")
+    assert (run.code, run.err) == (0, "")
+    assert run.out == f"ok: 5 records, chain intact (last hash {_records(sandbox)[-1]['hash'][:12]})\n"
+
+
+def test_log_prints_the_last_records(baton: Baton, sandbox: Sandbox) -> None:
+    _session_story(baton)
+    records = _records(sandbox)
+    run = baton("log")
+    assert (run.code, run.err) == (0, "")
+    lines = run.out.splitlines()
+    assert [line.split()[0] for line in lines] == ["#1", "#2", "#3", "#4", "#5"]
+    assert lines[1] == f"#2 {records[1]['ts']} a failed (attempt 1) [sess-one]  a failed"
+    two = baton("log", "-n", "2")
+    assert two.out.splitlines() == lines[-2:]
+    as_json = baton("log", "-n", "3", "--json")
+    assert [json.loads(line) for line in as_json.out.splitlines()] == records[-3:]
+    assert baton("log", "-n", "0").out == ""
+    _one_error_line(baton("log", "-n", "-1"), 2, "-n must be 0 or more")
+
+
+# ---------------------------------------------------------------- usage and installation
+
+
+@pytest.mark.parametrize("args, words", [
+    ((), ["missing command"]),
+    (("frobnicate",), ["invalid choice", "frobnicate"]),
+    (("record", "a"), ["required", "STATUS"]),
+    (("log", "-n", "many"), ["invalid int value"]),
+    (("status", "--yaml"), ["unrecognized arguments"]),
+])
+def test_bad_usage_is_one_line(baton: Baton, args: List[str], words: List[str]) -> None:
+    _one_error_line(baton(*args), 2, *words)
+
+
+def test_help_lists_the_commands(baton: Baton) -> None:
+    run = baton("--help")
+    assert run.code == 0 and run.err == ""
+    for command in ("init", "record", "brief", "status", "verify", "log"):
+        assert command in run.out
+
+
+def test_package_directory_runs_as_the_cli(baton: Baton, plugin_copy: Path) -> None:
+    assert baton("init", "a", "b").code == 0
+    assert baton("record", "a", "done", "via bin").code == 0
+    via_bin = baton("brief")
+    via_package = baton("brief", script=plugin_copy / "store")
+    assert (via_package.code, via_package.err) == (0, "")
+    assert via_package.out == via_bin.out and via_bin.out.startswith("PLAN: a, b\nDONE: a\nNEXT: b\n")
+
+
+def test_cli_works_from_any_folder_name_and_through_a_symlink(
+        baton: Baton, tmp_path: Path, sandbox: Sandbox, plugin_copy: Path) -> None:
+    other = tmp_path / "some other name" / "x"
+    assert "baton" not in str(other.resolve())  # no folder on the way is called baton
+    shutil.copytree(plugin_copy, other, ignore=shutil.ignore_patterns("__pycache__"))
+    init = other / "store" / "__init__.py"
+    init.write_text(init.read_text().replace('__version__ = "', '__version__ = "9.9.9-copy+'))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    for script in (other / "bin" / "baton", other / "store"):
+        run = baton("--version", script=script, env=env)
+        assert run.code == 0 and run.out.startswith("baton 9.9.9-copy+"), run
+    links = tmp_path / "on-path"
+    links.mkdir()
+    (links / "baton").symlink_to(other / "bin" / "baton")
+    assert baton("init", "a", script=links / "baton").code == 0
+    run = baton("brief", script=links / "baton")
+    assert run.out == "PLAN: a\nDONE: (nothing yet)\nNEXT: a\n"

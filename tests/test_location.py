@@ -1,0 +1,111 @@
+"""Where a job's state lives: $BATON_DIR, $CLAUDE_PROJECT_DIR, the nearest ancestor with .baton/, ./.baton."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Dict
+
+import pytest
+
+from store.location import Layout, resolve
+
+if TYPE_CHECKING:
+    from conftest import Baton, Sandbox
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """tmp/top/.baton/, tmp/top/mid/.baton/, tmp/top/mid/low/deep/, tmp/top/file-only/.baton (a file), tmp/bare/."""
+    (tmp_path / "top" / ".baton").mkdir(parents=True)
+    (tmp_path / "top" / "mid" / "low" / "deep").mkdir(parents=True)
+    (tmp_path / "top" / "mid" / ".baton").mkdir()
+    (tmp_path / "top" / "file-only").mkdir()
+    (tmp_path / "top" / "file-only" / ".baton").write_text("not a folder")
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    return tmp_path
+
+
+# (case, env with {t} for the tree, cwd inside the tree, expected state dir, expected project root)
+CASES = [
+    ("BATON_DIR wins over everything", {"BATON_DIR": "{t}/elsewhere/state", "CLAUDE_PROJECT_DIR": "{t}/bare"},
+     "top/mid/low", "elsewhere/state", "bare"),
+    ("BATON_DIR alone: project is its parent", {"BATON_DIR": "{t}/elsewhere/state"}, "top/mid", "elsewhere/state",
+     "elsewhere"),
+    ("CLAUDE_PROJECT_DIR beats the ancestor walk", {"CLAUDE_PROJECT_DIR": "{t}/bare"}, "top/mid/low/deep",
+     "bare/.baton", "bare"),
+    ("nearest ancestor with .baton/", {}, "top/mid/low/deep", "top/mid/.baton", "top/mid"),
+    ("the current directory itself", {}, "top/mid", "top/mid/.baton", "top/mid"),
+    ("a .baton file is not a state folder", {}, "top/file-only", "top/.baton", "top"),
+    ("no state anywhere: ./.baton", {}, "bare", "bare/.baton", "bare"),
+    ("empty variables are ignored", {"BATON_DIR": "", "CLAUDE_PROJECT_DIR": ""}, "top/mid/low", "top/mid/.baton",
+     "top/mid"),
+]
+
+
+@pytest.mark.parametrize("case, env, cwd, root, project", CASES, ids=[c[0] for c in CASES])
+def test_resolve(tree: Path, case: str, env: Dict[str, str], cwd: str, root: str, project: str) -> None:
+    filled = {k: v.format(t=tree) for k, v in env.items()}
+    layout = resolve(filled, tree / cwd)
+    assert layout == Layout(tree / root, tree / project)
+
+
+def test_resolve_expands_home_in_baton_dir(sandbox: Sandbox, tmp_path: Path) -> None:
+    layout = resolve({"BATON_DIR": "~/jobs/one"}, tmp_path)
+    assert layout.root == sandbox.home / "jobs" / "one"
+
+
+def test_resolve_defaults_to_the_environment_and_current_directory(
+        sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    assert resolve() == Layout(sandbox.state, sandbox.project)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
+    assert resolve() == Layout(tmp_path / ".baton", tmp_path)
+
+
+def test_layout_names_the_files() -> None:
+    layout = Layout(Path("/p/.baton"), Path("/p"))
+    assert (layout.plan, layout.ledger, layout.snapshot, layout.lock, layout.torn) == (
+        Path("/p/.baton/plan.json"), Path("/p/.baton/steps.jsonl"), Path("/p/.baton/state.json"),
+        Path("/p/.baton/lock"), Path("/p/.baton/torn.log"))
+
+
+# ---------------------------------------------------------------- the same order through the CLI
+
+
+def _where_recorded(tree: Path) -> Dict[str, int]:
+    """How many ledger records each state folder under ``tree`` holds."""
+    return {str(p.parent.relative_to(tree)): len(p.read_bytes().splitlines())
+            for p in sorted(tree.rglob("steps.jsonl"))}
+
+
+@pytest.mark.parametrize("case, env, cwd, root, project", CASES, ids=[c[0] for c in CASES])
+def test_cli_uses_the_same_state_folder(baton: Baton, tree: Path, case: str, env: Dict[str, str], cwd: str,
+                                        root: str, project: str) -> None:
+    filled = {k: v.format(t=tree) for k, v in env.items()}
+    state = tree / root
+    state.mkdir(parents=True, exist_ok=True)
+    (state / "plan.json").write_text(json.dumps({"steps": ["here"]}))
+    run = baton("record", "here", "done", case, cwd=tree / cwd, extra_env=filled)
+    assert run.code == 0, run.err
+    assert _where_recorded(tree) == {root: 1}
+    brief = baton("brief", cwd=tree / cwd, extra_env=filled)
+    assert brief.out.splitlines()[3] == f"LAST: here done {case}"
+
+
+def test_cli_validate_runs_in_the_resolved_project_root(baton: Baton, tree: Path) -> None:
+    state = tree / "elsewhere" / "state"
+    state.mkdir(parents=True)
+    (state / "plan.json").write_text(json.dumps({"steps": [{"id": "s", "validate": "pwd > where.txt"}]}))
+    env = {"BATON_DIR": str(state), "CLAUDE_PROJECT_DIR": str(tree / "bare")}
+    run = baton("record", "s", "done", cwd=tree / "top" / "mid", extra_env=env)
+    assert run.code == 0, run.err
+    assert (tree / "bare" / "where.txt").read_text().strip() == str(tree / "bare")
+
+
+def test_cli_init_without_any_state_creates_dot_baton_here(baton: Baton, tree: Path) -> None:
+    run = baton("init", "a", cwd=tree / "bare")
+    assert run.code == 0 and str(tree / "bare" / ".baton" / "plan.json") in run.out
+    assert (tree / "bare" / ".baton" / "plan.json").exists()
+    assert not (tree / "top" / "mid" / ".baton" / "plan.json").exists()
+

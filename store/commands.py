@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import List, Mapping, Optional, Tuple
 
-from store import actions, journal, report
+from store import actions, health, journal, report
 from store.errors import BatonError
 from store.job import Job
 from store.ledger import read_last
@@ -57,7 +57,9 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
 
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    return Job(layout, env).brief(env.get("CLAUDE_CODE_SESSION_ID", ""))
+    job = Job(layout, env)  # the same news as the SessionStart brief, DEGRADED included
+    news = [n for n in [health.degraded_news(layout, str((job.snap.last or {}).get("ts", "")))] if n]
+    return job.brief(env.get("CLAUDE_CODE_SESSION_ID", ""), news)
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:

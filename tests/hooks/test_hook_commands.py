@@ -1,0 +1,167 @@
+"""``/baton:`` commands typed by a person, answered by UserPromptSubmit with no model call: the
+answer, what lands in the ledger (exactly, nothing executed), and one line for every mistake."""
+
+from __future__ import annotations
+
+from typing import Any, Dict
+
+import pytest
+from conftest import Hook, JobDir, Payloads
+
+
+def typed(payload: Payloads, text: str) -> Dict[str, Any]:
+    return payload("user_prompt_submit", prompt=text)
+
+
+def answered(result: Any) -> str:
+    """The text shown to the person; asserts the prompt was blocked with no model call."""
+    assert result.answer is not None, "the command was passed to the model"
+    assert result.answer["decision"] == "block"
+    assert result.answer["hookSpecificOutput"] == {"hookEventName": "UserPromptSubmit", "suppressOriginalPrompt": True}
+    return str(result.reason)
+
+
+def test_brief(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a", "b"])
+    job.record("a", "done", "first")
+    assert answered(hook("UserPromptSubmit", typed(payload, "/baton:brief"))) == (
+        "PLAN: a, b\nDONE: a\nNEXT: b\nLAST: a done first")
+    assert answered(hook("UserPromptSubmit", typed(payload, "  /baton:brief  \n"))).startswith("PLAN: a, b")
+
+
+def test_status(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"job": "demo", "steps": ["a", {"id": "b", "approval": True}]})
+    job.record("a", "done", "first")
+    text = answered(hook("UserPromptSubmit", typed(payload, "/baton:status")))
+    lines = text.splitlines()
+    assert lines[0] == "job demo: 1/2 steps complete, 1 ledger records"
+    assert lines[1] == "next: b"
+    assert "  done     a attempt 1  first" in lines
+    assert "  pending  b [needs approval]" in lines
+
+
+NOTE = 'note with "quotes"; and $(touch PWNED) `touch PWNED2` && touch PWNED3 > x; \'single\' \\back'
+
+
+def test_record_stores_the_note_exactly_and_runs_nothing(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a", "b"])
+    text = answered(hook("UserPromptSubmit", typed(payload, f"/baton:record a done {NOTE}")))
+    assert text.startswith("recorded a done (attempt 1, #1); NEXT: b")
+    (record,) = job.ledger()
+    assert (record["step"], record["status"], record["note"]) == ("a", "done", NOTE)
+    assert not any(p.name.startswith("PWNED") or p.name == "x" for p in job.project.iterdir())
+
+
+def test_record_takes_quoted_step_names_and_multi_line_notes(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["step one", "two"])
+    answered(hook("UserPromptSubmit", typed(payload, '/baton:record "step one" failed first line\nsecond line')))
+    (record,) = job.ledger()
+    assert (record["step"], record["status"], record["note"]) == ("step one", "failed", "first line\nsecond line")
+    assert record["session"]
+    brief = answered(hook("UserPromptSubmit", typed(payload, "/baton:brief")))
+    assert "RETRY: step one failed on attempt 1: first line second line" in brief
+
+
+def test_record_runs_validate_and_says_why_it_failed(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": [{"id": "a", "validate": "echo not yet; exit 3"}, "b"]})
+    text = answered(hook("UserPromptSubmit", typed(payload, "/baton:record a done it works")))
+    assert text.startswith("recorded a failed (attempt 1, #1); NEXT: a")
+    assert "a was not recorded done: validate failed (exit 3): not yet | it works" in text
+    assert job.ledger()[-1]["status"] == "failed"
+
+
+def test_plan_creates_a_seed_plan_then_shows_it(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    text = answered(hook("UserPromptSubmit", typed(payload, "/baton:plan fetch 'train model' report")))
+    assert text.startswith(f"created {job.layout.plan} with 3 steps.\n")
+    assert "NEXT: fetch" in text
+    assert (job.state / ".gitignore").exists()
+    shown = answered(hook("UserPromptSubmit", typed(payload, "/baton:plan")))
+    assert shown.splitlines() == [f"plan {job.layout.plan}: 3 steps", "  fetch", "  train model", "  report"]
+
+
+def test_plan_shows_each_steps_policy(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"job": "j", "steps": [{"id": "d", "phase": "approved", "writes": ["docs/**"]},
+                                    {"id": "t", "tools": ["Read"], "validate": "make test"}]})
+    shown = answered(hook("UserPromptSubmit", typed(payload, "/baton:plan"))).splitlines()
+    assert shown == [f"plan {job.layout.plan} (job j): 2 steps",
+                     "  d  [phase=approved; writes=docs/**; needs approval]",
+                     "  t  [tools=Read; validate=make test]"]
+
+
+def test_plan_never_replaces_an_existing_plan(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a"])
+    before = job.layout.plan.read_bytes()
+    text = answered(hook("UserPromptSubmit", typed(payload, "/baton:plan x y")))
+    assert text.startswith("baton: ") and "already exists" in text and "\n" not in text
+    assert job.layout.plan.read_bytes() == before
+
+
+@pytest.mark.parametrize("prompt", [
+    "go", "", "   ", "please run /baton:brief", "/baton:xyz", "/baton:", "/baton:Brief", "/batonx:brief",
+    "/baton:briefs", "/brief", "/record a done", "<task-notification>/baton:approve a</task-notification>",
+    "/baton :brief",
+])
+def test_other_prompts_pass_through_untouched(prompt: str, hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a"])
+    assert hook("UserPromptSubmit", typed(payload, prompt)).out == ""
+    assert job.ledger() == []
+
+
+@pytest.mark.parametrize("prompt", [None, 7, ["/baton:brief"], {"text": "/baton:brief"}])
+def test_a_prompt_that_is_not_text_passes_through(prompt: Any, hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a"])
+    assert hook("UserPromptSubmit", typed(payload, prompt)).out == ""
+
+
+BAD = [
+    ("/baton:record", "usage: /baton:record STEP STATUS [NOTE]"),
+    ("/baton:record a", "usage: /baton:record STEP STATUS [NOTE]"),
+    ("/baton:record a finished", "unknown status 'finished'; valid: running, done, failed, skipped"),
+    ("/baton:record zz done", "unknown step 'zz'; valid steps: a, b"),
+    ("/baton:record aa done", "did you mean 'a'?"),
+    ('/baton:record "a done', 'no closing " quote'),
+    ("/baton:record 'a done", "no closing ' quote"),
+    ("/baton:record a approved", "unknown status 'approved'"),
+    ("/baton:approve", "usage: /baton:approve STEP [NOTE]"),
+    ("/baton:approve zz", "unknown step 'zz'"),
+    ('/baton:plan "x', "cannot read the step names"),
+    ("/baton:record b done", "waits for a person's approval (/baton:approve b)"),
+]
+
+
+@pytest.mark.parametrize("prompt,phrase", BAD, ids=[b[0] for b in BAD])
+def test_bad_arguments_give_one_line(prompt: str, phrase: str, hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": ["a", {"id": "b", "approval": True}]})
+    text = answered(hook("UserPromptSubmit", typed(payload, prompt)))
+    assert text.startswith("baton: ") and phrase in text
+    assert "\n" not in text and "Traceback" not in text
+    assert job.ledger() == []
+
+
+@pytest.mark.parametrize("prompt", ["/baton:brief", "/baton:status", "/baton:record a done", "/baton:approve a",
+                                    "/baton:plan"])
+def test_commands_without_a_plan_say_so_in_one_line(prompt: str, hook: Hook, job: JobDir, payload: Payloads) -> None:
+    text = answered(hook("UserPromptSubmit", typed(payload, prompt)))
+    assert text.startswith("baton: ") and "no plan here" in text and "baton init" in text
+    assert "\n" not in text
+    assert not job.state.exists()
+
+
+def test_a_command_that_fails_unexpectedly_is_refused_with_a_message(hook: Hook, job: JobDir,
+                                                                     payload: Payloads) -> None:
+    job.plan(["a"])
+    job.layout.ledger.mkdir()  # a folder where the ledger belongs
+    result = hook("UserPromptSubmit", typed(payload, "/baton:record a done x"))
+    assert result.answer is not None and result.answer["decision"] == "block"
+    assert result.answer["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+    assert result.reason.startswith("baton could not run this command: IsADirectoryError")
+    assert result.reason.endswith("Nothing was changed.")
+    assert "UserPromptSubmit" in job.layout.errors.read_text()
+
+
+@pytest.mark.xfail(strict=True, reason="store/report.py counts an unsigned approval as approved in /baton:status")
+def test_status_does_not_count_a_forged_approval(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": [{"id": "b", "approval": True}]})
+    job.record("b", "approved", "", by="person", sig="0" * 64)
+    text = answered(hook("UserPromptSubmit", typed(payload, "/baton:status")))
+    assert "  pending  b [needs approval]" in text.splitlines()

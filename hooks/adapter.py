@@ -59,6 +59,16 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str)
     return None
 
 
+def not_installed(event: str, exc: BaseException) -> Optional[Dict[str, Any]]:
+    """A broken install (a module missing or unreadable): like hooks/bootstrap.py, the gate denies
+    only while a job is active, so a project without a job is not blocked; the rest stay silent."""
+    plan = os.path.join(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), ".baton", "plan.json")
+    if event != "PreToolUse" or not os.path.exists(plan):
+        return None
+    return deny(f"baton's gate is not installed correctly ({type(exc).__name__}: {exc}), so calls are refused "
+                "while a job is active. Tell the person to reinstall the baton plugin.")
+
+
 def _log_failure(event: str, payload: Optional[Mapping[str, Any]], error: str) -> None:
     try:
         from store import health, location
@@ -80,6 +90,9 @@ def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
         module = importlib.import_module(f"hooks.{MODULES[event]}")
         answer: Optional[Dict[str, Any]] = module.handle(payload, os.environ)
         return answer
+    except (ImportError, SyntaxError) as exc:  # baton's own files are missing or damaged (some import lazily)
+        _log_failure(event, payload, f"{type(exc).__name__}: {exc}"[:300])
+        return not_installed(event, exc)
     except Exception as exc:  # noqa: BLE001 - the one broad boundary of a hook process
         error = f"{type(exc).__name__}: {exc}"[:300]
         _log_failure(event, payload, error)

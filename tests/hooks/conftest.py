@@ -101,9 +101,9 @@ Hook = Callable[..., hookkit.Result]
 
 
 def _session_of(payload: Union[hookkit.Payload, bytes, str]) -> str:
-    if isinstance(payload, dict) and isinstance(payload.get("session_id"), str):
-        return str(payload["session_id"])
-    return hookkit.SESSION
+    """The payload's session id, as Claude Code also puts it in the environment (when it can be)."""
+    sid = payload.get("session_id") if isinstance(payload, dict) else None
+    return sid if isinstance(sid, str) and "\x00" not in sid and len(sid) < 1000 else hookkit.SESSION
 
 
 def make_subprocess_runner(root: Path, job: JobDir, shim: str) -> Hook:

@@ -4,7 +4,9 @@ Claude Code's own cap on Stop blocks resets whenever a tool runs, so it does not
 baton keeps, per session, how many times it sent the agent back and the ledger ``seq`` at the last
 time. It lets the stop happen when all steps are complete, when NEXT waits for a person's
 approval, when a job limit is reached, when nothing was recorded since the last block, or when
-the session's budget (``limits.stop_blocks``, default :data:`DEFAULT_BUDGET`) is spent.
+the session's budget (``limits.stop_blocks``, default :data:`DEFAULT_BUDGET`) is spent. While
+background work of the session (a subagent) still runs, the stop passes quietly: the session is
+not ending, since the host wakes it again when that work finishes, so nothing is spent or logged.
 """
 
 from __future__ import annotations
@@ -51,10 +53,10 @@ def _add_usage(counters: Dict[str, Any], transcript: str) -> None:
         offsets.pop(next(iter(offsets)))
 
 
-def _verdict(job: Job, counters: Dict[str, Any], session: str) -> Tuple[Optional[str], str]:
-    """(block reason or None, why the stop is allowed)."""
+def _verdict(job: Job, counters: Dict[str, Any], session: str, background: int) -> Tuple[Optional[str], str]:
+    """(block reason or None, why the stop is allowed; empty: nothing worth a ledger record)."""
     nxt = job.next
-    if nxt is None:
+    if nxt is None or background:
         return None, ""
     if job.waiting_for_approval():
         return None, f"waiting for a person's approval of {nxt.id}"
@@ -76,8 +78,9 @@ def _verdict(job: Job, counters: Dict[str, Any], session: str) -> Tuple[Optional
     return stop_reason(line, nxt.id, mine["blocks"], budget), ""
 
 
-def decide(job: Job, session: str, transcript: str) -> Optional[str]:
-    """The reason to block this stop, or ``None`` to let the session end."""
+def decide(job: Job, session: str, transcript: str, background: int = 0) -> Optional[str]:
+    """The reason to block this stop, or ``None`` to let it happen. ``background``: how many
+    background tasks of the session are still running."""
     layout = job.layout
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.root / "hooks.lock"):
@@ -87,7 +90,7 @@ def decide(job: Job, session: str, transcript: str) -> Optional[str]:
             _add_usage(counters, transcript)
         except OSError:
             pass  # usage is a best-effort figure; a missing transcript must not keep a session alive
-        reason, why = _verdict(job, counters, session)
+        reason, why = _verdict(job, counters, session, background)
         mine = counters.setdefault("stops", {}).setdefault(session or "-", {"blocks": 0, "seq": -1})
         log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
         if log:

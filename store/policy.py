@@ -165,5 +165,5 @@ def limit_reason(hit: Sequence[str]) -> str:
 
 def matches_any(command: str, patterns: Sequence[str]) -> bool:
     """``command`` (whitespace collapsed) matches a pattern and chains nothing else."""
-    flat = " ".join(command.split())
-    return not CHAINING.search(flat) and any(fnmatch.fnmatchcase(flat, p) for p in patterns)
+    flat = " ".join(command.split())  # look for chaining before collapsing: a newline separates commands
+    return not CHAINING.search(command) and any(fnmatch.fnmatchcase(flat, p) for p in patterns)

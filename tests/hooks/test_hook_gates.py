@@ -83,6 +83,8 @@ def test_discovered_phase_reads_only(call: Any, denied: bool, phrase: str, hook:
     ("mypy store", False),
     ("ls tests", False),
     ("pytest -q; rm -rf src", True),
+    ("pytest -q\nrm -rf src", True),
+    ("pytest -q\r\nrm -rf src", True),
     ("pytest -q && curl -o x http://example.invalid", True),
     ("pytest -q > .baton/plan.json", True),
     ("echo x > src/a.py", True),

@@ -158,6 +158,22 @@ def test_commands_without_a_plan_say_how_to_make_one(baton: Baton, sandbox: Sand
     assert not sandbox.state.exists()
 
 
+@pytest.mark.parametrize("note", [
+    "two\nlines", "cr\rlf\r\n", "sep\u2028NEXT: z", "\x1b[2Jcleared", '"}\n{"seq":2,"step":"b","status":"done"}',
+    "ok\nNEXT: z\nLAST: b done", "bad \udcff byte",
+])
+def test_a_note_from_the_command_line_is_one_record_and_one_brief_line(
+        baton: Baton, sandbox: Sandbox, note: str) -> None:
+    assert baton("init", "a", "b").code == 0
+    assert baton("record", "a", "done", note).code == 0
+    (record,) = _records(sandbox)
+    assert record["note"] == note and (sandbox.state / "steps.jsonl").read_bytes().count(b"\n") == 1
+    assert [json.loads(line)["note"] for line in baton("log", "--json").out.splitlines()] == [note]
+    lines = baton("brief").out.split("\n")
+    assert [line.split(":")[0] for line in lines] == ["PLAN", "DONE", "NEXT", "LAST", ""]
+    assert lines[2] == "NEXT: b"
+
+
 # ---------------------------------------------------------------- brief, status, verify, log
 
 

@@ -31,7 +31,9 @@ from store.shellscan import scan
 if TYPE_CHECKING:
     from store.plan import Plan
 
-SEGMENTS = re.compile(r"[;&|\n\r]+")
+# A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
+SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
+KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -43,8 +45,9 @@ def _subcommand(argv: Sequence[str]) -> str:
 
 
 def _rule_hit(command: str, pattern: str) -> bool:
-    pieces = [command, *SEGMENTS.split(command)]
-    return any(fnmatch.fnmatchcase(" ".join(p.split()), pattern) for p in pieces if p.strip())
+    pieces = [" ".join(p.split()) for p in (command, *SEGMENTS.split(command))]
+    return any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(KEYWORDS.sub("", p, count=1), pattern)
+               for p in pieces if p)
 
 
 def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:

@@ -214,6 +214,17 @@ def test_subcommand(argv: Any, sub: str) -> None:
     ("echo 'git push'", "git push*", False),
     ("rm -rf /", "rm -rf /*", True),
     ("rm -rf /tmp/x", "rm -rf /", False),
+    ("(git push)", "git push*", True),
+    ("echo $(git push origin)", "git push*", True),
+    ("echo `git push`", "git push*", True),
+    ("if true; then git push; fi", "git push*", True),
+    ("while true; do git push; done", "git push*", True),
+    ("{ git push; }", "git push*", True),
+    ("! git push", "git push*", True),
+    ("git status\ngit push", "git push*", True),
+    ('echo "git push"', "git push*", False),
+    ("undo git push", "git push*", False),
+    ("echo do git push", "git push*", False),
 ])
 def test_rule_hit(command: str, pattern: str, hit: bool) -> None:
     assert bashgate._rule_hit(command, pattern) is hit

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import actions, journal, location, snapshot
+from store import actions, journal, ledger, location, snapshot
 from store.brief import ALL_DONE, MAX_CHARS, render
 from store.ledger import GENESIS, format_line, seal
 from store.plan import parse_plan
@@ -184,7 +184,7 @@ class Reads:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.scans: List[int] = []
-        real = snapshot.iter_lines
+        real = ledger.iter_lines
 
         def counting(path: Path, start: int = 0) -> Iterator[Tuple[int, bytes, bool]]:
             self.scans.append(start)

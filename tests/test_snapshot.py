@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from store import snapshot
+from store import ledger, snapshot
 from store.ledger import GENESIS, parse_line
 from store.snapshot import KEEP_SESSIONS, Snapshot
 
@@ -82,7 +82,7 @@ class Reads:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.scans: List[Tuple[int, int]] = []  # (start offset, bytes yielded)
-        real = snapshot.iter_lines
+        real = ledger.iter_lines
 
         def counting(path: Path, start: int = 0) -> Iterator[Tuple[int, bytes, bool]]:
             scan = [start, 0]

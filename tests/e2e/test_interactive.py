@@ -1,0 +1,106 @@
+"""The real interactive TUI, driven through tmux: a person types `/bri`, picks `/baton:brief`.
+
+The CLI runs in a tmux server of its own (`-L` socket name unique to the test) from a launcher
+script holding the driver's environment. `$HOME/.claude.json` marks onboarding done and the
+project trusted; the CLI then asks once whether to use the API key from the environment (the
+arrow key moves to "Yes", Enter confirms). The screen is polled with a deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from .driver import Claude
+from .fakeapi import FakeAPI
+from .jobstate import baton
+
+WIDTH, HEIGHT = 160, 50
+PROMPT = "\u276f"  # the input line's marker; capture-pane drops the trailing space
+
+
+class Tmux:
+    """One detached tmux session on a private server."""
+
+    def __init__(self, name: str) -> None:
+        self.server = name
+        self.target = "baton"
+
+    def __call__(self, *args: str) -> str:
+        done = subprocess.run(["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=10)
+        assert done.returncode == 0, f"tmux {' '.join(args)}: {done.stderr}"
+        return done.stdout
+
+    def start(self, cwd: Path, launcher: Path) -> None:
+        self("new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(cwd), str(launcher))
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", self.target)
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self("send-keys", "-t", self.target, *(["-l"] if literal else []), *keys)
+
+    def wait_for(self, seen: Callable[[str], bool], what: str, timeout: float = 30) -> str:
+        """Poll the screen until `seen(screen)`; fail with the last screen after `timeout`."""
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen()
+            if seen(screen):
+                return screen
+            if time.monotonic() > deadline:
+                pytest.fail(f"never saw {what} within {timeout}s; the screen was:\n{screen}")
+            time.sleep(0.1)
+
+    def kill(self) -> None:
+        subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=10)
+
+
+def launcher(claude: Claude, plugin: Path, path: Path) -> Path:
+    """A script starting the CLI with exactly the driver's environment (and tmux's TERM)."""
+    env = {k: v for k, v in claude.env().items() if k != "TERM"}
+    assignments = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+    argv = shlex.join([str(claude.exe), "--plugin-dir", str(plugin)])
+    path.write_text(f'#!/bin/sh\nexec env -i TERM="$TERM" {assignments} {argv}\n')
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def tmux(claude: Claude) -> Iterator[Tmux]:
+    session = Tmux(f"baton-e2e-{claude.tag}")
+    try:
+        yield session
+    finally:
+        session.kill()
+
+
+def test_typing_bri_offers_baton_brief_and_running_it_shows_the_brief(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path, tmp_path: Path, tmux: Tmux
+) -> None:
+    for args in (("init", "a", "b", "c", "d"), ("record", "a", "done", "by hand")):
+        made = baton(plugin_copy, project, claude.home, *args)
+        assert made.returncode == 0, made.stderr
+    settings = {"hasCompletedOnboarding": True, "projects": {str(project): {"hasTrustDialogAccepted": True}}}
+    (claude.home / ".claude.json").write_text(json.dumps(settings))
+
+    tmux.start(project, launcher(claude, plugin_copy, tmp_path / "launch.sh"))
+    tmux.wait_for(lambda s: "Do you want to use this API key?" in s, "the API key question")
+    tmux.keys("Up")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
+
+    tmux.keys("/bri", literal=True)
+    menu = tmux.wait_for(lambda s: "/baton:brief" in s, "/baton:brief in the completion menu")
+    assert "Show the job's brief" in menu  # the command's description, shown beside it
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: "NEXT: b" in s, "the brief")
+
+    lines = [line.strip() for line in screen.splitlines()]
+    assert {"PLAN: a, b, c, d", "DONE: a", "NEXT: b", "LAST: a done by hand"} <= set(lines)
+    assert fake_api.requests_main() == []  # answered by baton's hook, not by the model

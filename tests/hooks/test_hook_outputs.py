@@ -43,7 +43,7 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "post_tool_use_failure_bash_subagent": (None, ""),
     "stop": ("block", "NEXT: build - Build it"),
     "stop_active": ("block", "NEXT: build - Build it"),
-    "stop_background": ("block", "NEXT: build - Build it"),
+    "stop_background": (None, ""),  # an async subagent still runs: the session is not ending
 }
 
 WITHOUT_PLAN: Dict[str, Tuple[Optional[str], str]] = {

@@ -217,7 +217,6 @@ def test_degraded_clears_once_a_later_record_lands(inproc: Hook, job: JobDir, pa
     assert "DEGRADED" not in inproc("SessionStart", payload("session_start_startup")).context.split(HEADER)[1]
 
 
-@pytest.mark.xfail(strict=True, reason="`baton brief` (store/cli.py, Job.brief) does not add the DEGRADED news")
 def test_the_cli_brief_says_degraded_too(baton: Any, inproc: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(["build"])
     (job.state / "counters.json").mkdir()

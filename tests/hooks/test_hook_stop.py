@@ -142,6 +142,32 @@ def test_each_session_has_its_own_budget(hook: Hook, job: JobDir, payload: Paylo
     assert [r["session"] for r in stop_records(job)] == [hookkit.SESSION]
 
 
+BACKGROUND = [{"id": "ab93c1d7e5f24a60", "type": "subagent", "status": "running", "description": "sub job",
+               "agent_type": "general-purpose"}]
+
+
+def test_a_stop_while_a_subagent_runs_passes_quietly(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"limits": {"stop_blocks": 1}, "steps": ["a", "b"]})
+    for _ in range(3):
+        assert hook("Stop", payload("stop_background")).out == ""
+    assert stop_records(job) == [], "the session goes on when the subagent finishes"
+    counters = job.counters()
+    assert counters["turns"] == 3 and counters.get("stops", {}).get(hookkit.SESSION, {}).get("blocks", 0) == 0
+    assert "1 of at most 1" in hook("Stop", stop(payload)).reason, "the budget was not spent meanwhile"
+
+
+@pytest.mark.parametrize("tasks", [
+    [{**BACKGROUND[0], "status": "completed"}],
+    [{**BACKGROUND[0], "type": "bash"}],
+    "not a list",
+    [None, 3],
+])
+def test_only_a_running_subagent_counts_as_background_work(tasks: Any, inproc: Hook, job: JobDir,
+                                                           payload: Payloads) -> None:
+    job.plan(["a"])
+    assert "NEXT: a." in inproc("Stop", stop(payload, background_tasks=tasks)).reason
+
+
 def test_a_system_record_is_not_progress(inproc: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(["a", "b"])
     assert inproc("Stop", stop(payload)).answer is not None

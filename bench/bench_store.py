@@ -145,7 +145,8 @@ def write_ledger(path: Path, count: int, ids: Sequence[str]) -> List[Sample]:
             line = f'{body},"hash":"{digest}"}}\n'.encode("ascii")
             out.write(line)
             if seq <= 200 or seq > count - 200 or seq % 9973 == 0:
-                fields = {"ts": ts, "step": step, "status": status, "note": note, "session": session, "attempt": attempt}
+                fields = {"ts": ts, "step": step, "status": status, "note": note, "session": session,
+                          "attempt": attempt}
                 samples.append(Sample(fields, seq, prev, line))
             prev = digest
     return samples
@@ -180,6 +181,7 @@ class Run:
     seconds: float
     maxrss_kb: int
     out_bytes: int
+    cpu_seconds: float = 0.0  # user + system time of the child (less sensitive to a busy machine)
 
 
 @dataclass
@@ -219,36 +221,50 @@ class Figure:
 # fresh, minimal interpreter (-S -I, builtins only, ~8 MB) that forks, execs and wait4s it.
 LAUNCHER = r"""
 import os, sys, time
-cwd, out, err, *argv = sys.argv[1:]
+cwd, inp, out, err, *argv = sys.argv[1:]
 start = time.perf_counter()
 pid = os.fork()
 if pid == 0:
     try:
         os.chdir(cwd)
+        if inp:
+            os.dup2(os.open(inp, os.O_RDONLY), 0)
         os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
         os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
         os.execv(argv[0], argv)
     finally:
         os._exit(127)
 _, status, usage = os.wait4(pid, 0)
-print(time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+print(time.perf_counter() - start, os.waitstatus_to_exitcode(status), usage.ru_maxrss,
+      usage.ru_utime + usage.ru_stime)
 """
+
+
+def launch(argv: Sequence[str], cwd: Path, env: Dict[str, str], stdin: Optional[Path] = None) -> Tuple[Run, bytes, str]:
+    """Run ``argv`` in ``cwd`` with ``stdin`` (a file; default /dev/null) as its standard input.
+
+    Returns its wall time (fork to reap), peak RSS and stdout size, with the stdout bytes and the
+    stderr text. A non-zero exit raises :class:`BenchError`.
+    """
+    with tempfile.TemporaryDirectory(prefix="baton-bench-run-") as scratch:
+        out, err = Path(scratch) / "out", Path(scratch) / "err"
+        launched = subprocess.run([sys.executable, "-S", "-I", "-c", LAUNCHER, str(cwd), str(stdin or ""), str(out),
+                                   str(err), *argv],
+                                  env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
+        try:
+            seconds, code, maxrss, cpu = launched.stdout.split()
+        except ValueError:
+            raise BenchError(f"launcher failed: {launched.stderr.strip()}") from None
+        errors = err.read_text(encoding="utf-8", errors="replace")
+        if int(code) != 0:
+            raise BenchError(f"{' '.join(argv[1:])} exited {code}: {errors.strip()}")
+        stdout = out.read_bytes()
+        return Run(float(seconds), int(maxrss), len(stdout), float(cpu)), stdout, errors  # ru_maxrss: KiB
 
 
 def run_once(argv: Sequence[str], cwd: Path, env: Dict[str, str]) -> Run:
     """Run ``argv`` in ``cwd``; return its wall time (fork to reap), peak RSS and stdout size."""
-    with tempfile.TemporaryDirectory(prefix="baton-bench-run-") as scratch:
-        out, err = Path(scratch) / "out", Path(scratch) / "err"
-        launched = subprocess.run([sys.executable, "-S", "-I", "-c", LAUNCHER, str(cwd), str(out), str(err), *argv],
-                                  env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False)
-        try:
-            seconds, code, maxrss = launched.stdout.split()
-        except ValueError:
-            raise BenchError(f"launcher failed: {launched.stderr.strip()}") from None
-        if int(code) != 0:
-            message = err.read_text(encoding="utf-8", errors="replace").strip()
-            raise BenchError(f"{' '.join(argv[1:])} exited {code}: {message}")
-        return Run(float(seconds), int(maxrss), out.stat().st_size)  # ru_maxrss is in KiB on Linux
+    return launch(argv, cwd, env)[0]
 
 
 def note_for(run: int, size: int) -> str:
@@ -395,7 +411,8 @@ def table(meta: Dict[str, Any], bare: Figure, results: Sequence[SizeResult]) -> 
         f"machine : {m['cpu']}, nproc {m['nproc']}, {m['system']}",
         f"python  : {m['python']} ({m['executable']})",
         f"baton   : {meta['revision']}",
-        f"fsync   : {fsync} for baton record (BATON_FSYNC={int(meta['fsync'])}); the seed store never fsyncs, takes no lock",
+        f"fsync   : {fsync} for baton record (BATON_FSYNC={int(meta['fsync'])}); "
+        "the seed store never fsyncs, takes no lock",
         f"runs    : {meta['runs']} per figure; wall time of each child process, fork to exit; peak RSS = max ru_maxrss",
         "note    : timings on a shared VM are noisy: compare medians, and rows of one run with each other",
         "",
@@ -455,7 +472,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", type=parse_sizes, help="ledger sizes in records, comma separated "
                         "(default 1000,100000,1000000; --quick: 1000,100000)")
-    parser.add_argument("--runs", type=int, help=f"timed runs per figure (default {DEFAULT_RUNS}; --quick: {QUICK_RUNS})")
+    parser.add_argument("--runs", type=int,
+                        help=f"timed runs per figure (default {DEFAULT_RUNS}; --quick: {QUICK_RUNS})")
     parser.add_argument("--quick", action="store_true", help="smaller sizes and fewer runs, for a smoke check")
     parser.add_argument("--no-fsync", action="store_true", help="run baton record with BATON_FSYNC=0")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON instead of the table")

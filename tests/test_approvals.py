@@ -46,8 +46,6 @@ def test_a_key_shorter_than_32_bytes_is_no_key(tmp_path: Path, content: bytes) -
     assert approvals.read_key({"HOME": str(tmp_path)}) is None
 
 
-@pytest.mark.xfail(strict=True, reason="store/approvals.py: ensure_key raises FileExistsError on a truncated key "
-                                       "(a crash between create and write), so no approval can ever be recorded")
 def test_a_truncated_key_does_not_block_approvals_forever(tmp_path: Path) -> None:
     folder = tmp_path / ".config" / "baton"
     folder.mkdir(parents=True)
@@ -56,7 +54,7 @@ def test_a_truncated_key_does_not_block_approvals_forever(tmp_path: Path) -> Non
 
 
 # fields never hold the unit separator that joins them (step ids refuse control characters)
-TEXT = st.text(st.characters(blacklist_characters="\x1f", blacklist_categories=("Cs",)), max_size=20)
+TEXT = st.text(st.characters(blacklist_characters="\x1f"), max_size=20)
 FIELDS = st.tuples(TEXT, TEXT, TEXT, TEXT)
 
 

@@ -210,10 +210,10 @@ def baton_writes(draw: Any) -> str:
     if "python3 -c" in form and folder == "src/cfg":
         folder = ".baton"  # code run by an interpreter is only refused when its text names .baton
     command = form.format(t=target, u=f"{folder}/{name}".replace("${PWD}", ".").replace("$PWD", "."), n=name)
-    prefix = draw(st.sampled_from(["", "true && ", "ls; ", "FOO=1 ", "cd . && ", "{ ", "if true; then "]))
-    suffix = {"{ ": "; }", "if true; then ": "; fi"}.get(prefix, draw(st.sampled_from(["", " 2>/dev/null",
-                                                                                        " || true", " &", "; ls"])))
-    return prefix + command + suffix
+    prefix: str = draw(st.sampled_from(["", "true && ", "ls; ", "FOO=1 ", "cd . && ", "{ ", "if true; then "]))
+    closer = {"{ ": "; }", "if true; then ": "; fi"}
+    suffix: str = closer.get(prefix) or draw(st.sampled_from(["", " 2>/dev/null", " || true", " &", "; ls"]))
+    return prefix + str(command) + suffix
 
 
 @pytest.mark.parametrize("plan", sorted(PLANS))

@@ -39,6 +39,9 @@ RULES = {"rules": [{"id": "no-push", "deny_bash": "git push*", "reason": "a pers
     ("git  push   --force", True),
     ("git status && git push", True),
     ("make test; git push origin HEAD:main", True),
+    ("(git push origin main)", True),
+    ("if true; then git push; fi", True),
+    ("echo $(git push origin main)", True),
     ("git pull", False),
     ("echo git push", False),
 ])

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Dict, Mapping, Optional
 
 from hooks.context import layout_for
-from store import health
 from store.errors import BatonError
 from store.job import Job
 from store.protocol import session_context
@@ -25,7 +24,5 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        last_ts = str((job.snap.last or {}).get("ts", ""))
-        news = [n for n in [health.degraded_news(layout, last_ts)] if n]
-        text = session_context(job.brief(str(payload.get("session_id", "")), news))
+        text = session_context(job.brief(str(payload.get("session_id", ""))))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import os
 import secrets
 from typing import Any, Dict, Mapping, Optional
@@ -34,23 +35,41 @@ def read_key(env: Mapping[str, str]) -> Optional[bytes]:
 
 
 def ensure_key(env: Mapping[str, str]) -> bytes:
-    """The signing key, created (0600, in a 0700 folder) on the first approval."""
+    """The signing key, created (0600, in a 0700 folder) on the first approval.
+
+    Written whole to a temp file, then linked into place, so a reader never sees half a key and
+    two first approvals at once agree on one key. A short key (a crash of an older writer) cannot
+    have signed anything and is replaced."""
     key = read_key(env)
     if key is not None:
         return key
     folder = key_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, KEY_NAME)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(secrets.token_hex(32).encode("ascii"))
+    tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_hex(32).encode("ascii"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            if read_key(env) is None:
+                os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     key = read_key(env)
-    assert key is not None
+    if key is None:
+        raise OSError(f"cannot create the approval key at {path}")
     return key
 
 
 def _message(project: str, step: str, ts: str, session: str) -> bytes:
-    return "\x1f".join(("baton-approval-v1", project, step, ts, session)).encode("utf-8")
+    # JSON keeps the fields apart whatever they contain (separators, lone surrogates)
+    return json.dumps(["baton-approval-v1", project, step, ts, session], ensure_ascii=True).encode("ascii")
 
 
 def sign(key: bytes, project: str, step: str, ts: str, session: str) -> str:

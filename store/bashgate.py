@@ -86,7 +86,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
     for target in result.writes:
         why = protected_reason(call, os.path.realpath(target), os.path.normpath(target), plan)
         if why:
-            return (f"baton denied this command: it writes {target}, and {why}. Record progress with "
+            return (f"baton denied this command: it writes {_shown(call, target)}, and {why}. Record progress with "
                     "`baton record STEP STATUS NOTE` instead.")
     if result.opaque and mentions_protected(call, command):
         return (f"baton denied this command: {mentions_protected(call, command)}, and what it does cannot "
@@ -101,12 +101,19 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
     return _outside_writes(call, rules, result.writes, result.opaque)
 
 
+def _shown(call: Call, target: str) -> str:
+    """A write target as the model should read it: resolved, project-relative when inside."""
+    real = os.path.realpath(target)
+    rel = scope.relative(real, call.project)
+    return rel if rel else real
+
+
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
     outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
     if not outside and not opaque:
         return None
     allowed = ", ".join(rules.writes or ()) or "nothing"
-    detail = (f"it writes {', '.join(outside[:3])} outside them" if outside
+    detail = (f"it writes {', '.join(_shown(call, t) for t in outside[:3])} outside them" if outside
               else f"baton cannot tell what it writes ({'; '.join(opaque[:2])})")
     return (f"baton denied this command: step {step_name(rules)} may write only {allowed}, and {detail}. Use "
             "read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern "

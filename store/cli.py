@@ -18,7 +18,6 @@ from store import __version__, actions, journal, location, report
 from store.errors import CHECK, USAGE, BatonError
 from store.job import Job
 from store.ledger import read_last
-from store.plan import load_plan
 
 
 class Parser(argparse.ArgumentParser):
@@ -58,11 +57,10 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
 
 
 def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
-    plan = load_plan(layout.plan)
-    loaded = journal.read_state(layout)
-    journal.warn_torn(loaded.torn)
+    job = Job(layout, os.environ)
+    journal.warn_torn(job.torn)
     last, _ = read_last(layout.ledger, 5)
-    data = report.status_data(plan, loaded.snapshot, last, loaded.torn)
+    data = report.status_data(job, last)
     print(json.dumps(data, indent=2) if args.json else report.status_text(data))
     return 0
 

@@ -11,7 +11,7 @@ import re
 import shlex
 from typing import List, Mapping, Optional, Tuple
 
-from store import actions, health, journal, report
+from store import actions, report
 from store.errors import BatonError
 from store.job import Job
 from store.ledger import read_last
@@ -57,16 +57,12 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
 
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    job = Job(layout, env)  # the same news as the SessionStart brief, DEGRADED included
-    news = [n for n in [health.degraded_news(layout, str((job.snap.last or {}).get("ts", "")))] if n]
-    return job.brief(env.get("CLAUDE_CODE_SESSION_ID", ""), news)
+    return Job(layout, env).brief(env.get("CLAUDE_CODE_SESSION_ID", ""))
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    plan = load_plan(layout.plan)
-    loaded = journal.read_state(layout)
     last, _ = read_last(layout.ledger, 5)
-    return report.status_text(report.status_data(plan, loaded.snapshot, last, loaded.torn))
+    return report.status_text(report.status_data(Job(layout, env), last))
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:

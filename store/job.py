@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Sequence
 
-from store import approvals, journal
+from store import approvals, health, journal
 from store.brief import progress, render
 from store.location import Layout
 from store.plan import Plan, Step, load_plan
@@ -40,4 +40,6 @@ class Job:
     def brief(self, session: str = "", news: Sequence[str] = ()) -> str:
         extra = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"
                  for s in self.forged()[:2]]
+        degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")))
+        extra += [degraded] if degraded else []
         return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved)

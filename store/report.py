@@ -5,19 +5,19 @@ from __future__ import annotations
 from typing import Any, Dict, List
 
 from store.brief import ALL_DONE, progress
-from store.plan import Plan
-from store.snapshot import Snapshot
+from store.job import Job
 from store.text import one_line
 
 
-def status_data(plan: Plan, snap: Snapshot, last: List[Dict[str, Any]], torn: int) -> Dict[str, Any]:
+def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
+    plan, snap, torn = job.plan, job.snap, job.torn
     prog = progress(plan, snap)
     steps = []
     for step in plan.steps:
         info = snap.steps.get(step.id, {})
         steps.append({"id": step.id, "status": info.get("status", "pending"), "attempt": info.get("attempt", 0),
                       "ts": info.get("ts"), "note": info.get("note", ""),
-                      "approval": step.needs_approval, "approved": step.id in snap.approvals})
+                      "approval": step.needs_approval, "approved": job.approved(step.id)})
     return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
             "next": prog.next.id if prog.next else None, "running": list(prog.running),
             "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,

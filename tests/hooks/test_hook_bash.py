@@ -74,6 +74,9 @@ CASES: List[Case] = [
     Case("dd if=/dev/zero of=.baton/steps.jsonl bs=1 count=1", S, S),
     Case("touch .baton/plan.json", S, S),
     Case("ln -sf /tmp/x .baton/plan.json", S, S),
+    Case("ln .baton/steps.jsonl src/notes.txt", S, S),  # a hard link would make src/ a door into the ledger
+    Case("cp -l .baton/steps.jsonl src/notes.txt", S, S),
+    Case("ln -s ../.baton src/cfg2 && echo x > src/cfg2/plan.json", S, S),
     # interpreters and inline code
     Case("python3 -c \"open('.baton/plan.json', 'w').write('{}')\"", S, S),
     Case("python3 -c 'print(1)'", W, A),

@@ -1,9 +1,9 @@
 """Fixtures shared by the core's tests: a sandbox for every test and a way to run the CLI.
 
 Every test (tests/e2e too, which only sees changed environment, HOME and cwd) runs with HOME and
-the current directory in fresh temporary folders and without any CLAUDE*, BATON_DIR,
-BATON_FSYNC or XDG_CONFIG_HOME variable inherited from the shell that started pytest, so no test can read or write
-a real job. fsync stays on unless a test sets BATON_FSYNC=0 itself.
+the current directory in fresh temporary folders and without any CLAUDE*, BATON_DIR, BATON_FSYNC
+or XDG_CONFIG_HOME variable inherited from the shell that started pytest, so no test can read or
+write a real job or the real approval key. fsync stays on unless a test sets BATON_FSYNC=0 itself.
 """
 
 from __future__ import annotations

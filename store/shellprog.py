@@ -1,0 +1,251 @@
+"""Commands that run code, for ``shellscan``: shells, eval, find -exec, interpreters, sed, awk, perl.
+
+Literal code (``bash -c 'STRING'``, ``eval``, ``trap``, ``find -exec``) is analysed in turn; sed
+and awk programs are read for commands that write or run programs; anything else that runs code
+(a script, ``python3 -c``, ``make``) is opaque. ``baton`` invocations are recorded here too.
+"""
+
+from __future__ import annotations
+
+import re
+
+from store.shellwords import Word, getopt
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable
+
+    from store.shellscan import Command
+
+    Handler = Callable[[Command, str, list[Word]], None]
+
+_VERSION = frozenset(("--version", "-V", "-v", "--help", "-h", "version", "help"))
+_SHELLS = frozenset(("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"))
+_INTERPRETERS = frozenset(
+    """node nodejs deno bun ruby irb php lua luajit Rscript R julia tclsh osascript java groovy scala kotlin swift
+    elixir erl runghc pwsh powershell fish csh tcsh""".split()
+)
+_TOOLS = frozenset(
+    """make gmake cmake ninja npm npx yarn pnpm pip pip3 pipx uv poetry pytest py.test tox nox cargo go rustc gcc
+    g++ cc c++ clang clang++ javac mvn gradle docker podman kubectl terraform ansible ansible-playbook bazel meson
+    just rake bundle gem composer dotnet mix""".split()
+)
+_TOOL_READS = frozenset(("pip list", "pip show", "pip freeze", "pip3 list", "pip3 show", "pip3 freeze", "npm ls",
+                         "npm list", "npm view", "go version", "go env", "go list", "cargo tree"))
+PYTHON = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?\Z")
+_AWK_SAFE = frozenset(("-F", "-v", "-e", "--field-separator", "--assign", "--source", "-b", "-c", "-n", "-N", "-P",
+                       "-r", "-s", "-S", "-t", "-M", "-O", "--posix", "--traditional", "--lint", "--sandbox",
+                       "--version", "--help"))
+
+
+def is_baton(word: Word) -> bool:
+    """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
+    return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")
+
+
+def _is_store(word: Word) -> bool:
+    return word.text == "store" or word.endswith("/store") or word.endswith("/store/")
+
+
+def baton(cmd: Command, name: str, args: list[Word]) -> None:
+    """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge."""
+    cmd.baton(("baton",) + tuple(w.text for w in args))
+    sub = args[0].literal() if args else ""
+    if sub is None:
+        cmd.opaque(f"baton subcommand is computed: {args[0].raw}")
+    elif sub not in ("", "brief", "status", "log", "verify", "--help", "-h", "--version"):
+        cmd.readonly = False
+
+
+def family(name: str) -> Handler | None:
+    """The handler for a shell, an interpreter or a build tool, by name."""
+    if name in _SHELLS:
+        return _shell
+    if name in _INTERPRETERS:
+        return _interpreter
+    return _tool if name in _TOOLS else None
+
+
+def _find(cmd: Command, name: str, args: list[Word]) -> None:
+    k = 0
+    while k < len(args):
+        text = args[k].literal()
+        if text in ("-exec", "-execdir", "-ok", "-okdir"):
+            end = next((j for j in range(k + 1, len(args)) if args[j].literal() in (";", "+")), len(args))
+            inner = [Word([("found", w.text)], [], w.raw) if "{}" in w.text else w for w in args[k + 1 : end]]
+            if inner:
+                cmd.aside(elsewhere=text in ("-execdir", "-okdir")).run(inner[0], inner[1:])
+            k = end
+        elif text == "-delete":
+            cmd.opaque("find -delete removes the files it finds")
+        elif text in ("-fprint", "-fprint0", "-fprintf", "-fls") and k + 1 < len(args):
+            cmd.write(args[k + 1])
+        k += 1
+
+
+def _shell(cmd: Command, name: str, args: list[Word]) -> None:
+    k, inline = 0, False
+    while k < len(args) and re.fullmatch(r"[-+][A-Za-z]+|--[a-z-]+", args[k].literal() or ""):
+        text = args[k].literal() or ""
+        if text in ("--rcfile", "--init-file"):
+            cmd.opaque(f"{name} {text} runs a file")
+        inline = inline or (text[0] == "-" and "c" in text[1:] and not text.startswith("--"))
+        k += 2 if re.fullmatch(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file", text) else 1
+    rest = args[k + 1 if k < len(args) and args[k].literal() == "--" else k :]
+    code = rest[0].literal() if rest else None
+    if inline and code is not None:
+        cmd.aside().code(code)
+    elif inline:
+        cmd.opaque(f"{name} -c runs computed code" if rest else f"{name} -c without a command")
+    else:
+        cmd.opaque(f"{name} runs a script '{rest[0].text}'" if rest else f"{name} reads commands from standard input")
+
+
+def _eval(cmd: Command, name: str, args: list[Word]) -> None:
+    texts = [w.literal() for w in args]
+    if all(t is not None for t in texts):
+        cmd.code(" ".join(t or "" for t in texts), here=True)
+    else:
+        cmd.opaque("eval runs computed code")
+
+
+def _trap(cmd: Command, name: str, args: list[Word]) -> None:
+    action = args[0].literal() if args else ""
+    if action is None:
+        cmd.opaque("trap runs computed code")
+    elif len(args) > 1 and action not in ("", "-") and not action.startswith("-"):
+        cmd.aside(elsewhere=True).code(action)  # runs later, in whatever directory is current then
+
+
+def _source(cmd: Command, name: str, args: list[Word]) -> None:
+    cmd.opaque(f"{name} runs a script '{args[0].text}'" if args else f"{name} without a file")
+
+
+def python(cmd: Command, name: str, args: list[Word]) -> None:
+    opts, ops = getopt(args, "cmWX", stop=True)
+    for option, value in opts:
+        if option == "-c":
+            cmd.opaque(f"{name} -c runs inline code")
+        if option == "-m":
+            cmd.opaque(f"{name} -m {value.text if value else ''} runs a program that may write files")
+    if any(o in ("-c", "-m") for o, _ in opts):
+        return
+    if ops and _is_store(ops[0]):
+        baton(cmd, "baton", ops[1:])
+    elif ops:
+        cmd.opaque(f"{name} runs a script '{ops[0].text}'")
+    elif not any(o in ("-V", "--version", "-h", "--help") for o, _ in opts):
+        cmd.opaque(f"{name} reads a program from standard input")
+
+
+def _interpreter(cmd: Command, name: str, args: list[Word]) -> None:
+    texts = [w.literal() or "" for w in args]
+    if texts and all(t in _VERSION for t in texts):
+        return
+    inline = next((t for t in texts if t in ("-e", "-c", "-E", "--eval", "-p", "--print", "-r", "--run")), None)
+    script = next((t for t in texts if not t.startswith("-")), None)
+    if inline:
+        cmd.opaque(f"{name} {inline} runs inline code")
+    else:
+        cmd.opaque(f"{name} runs a script '{script}'" if script else f"{name} reads a program from standard input")
+
+
+def _tool(cmd: Command, name: str, args: list[Word]) -> None:
+    texts = [w.literal() or "" for w in args]
+    sub = next((t for t in texts if t and not t.startswith("-")), "")
+    if (texts and all(t in _VERSION for t in texts)) or f"{name} {sub}" in _TOOL_READS:
+        return
+    cmd.opaque(f"{name} {sub}".strip() + " runs a program that may write files")
+
+
+def _sed(cmd: Command, name: str, args: list[Word]) -> None:
+    longs = ("expression=", "file=", "line-length=", "in-place", "sandbox")
+    opts, ops = getopt(args, "efl", longs, optional="i")
+    names = {option for option, _ in opts}
+    scripts = [v.literal() if v else None for option, v in opts if option in ("-e", "--expression")]
+    inplace = bool(names & {"-i", "--in-place"})
+    if names & {"-f", "--file"}:
+        cmd.opaque("sed -f runs a script file")
+    elif not scripts and ops:
+        ops = ops[1:] if inplace and ops[0].literal() == "" and len(ops) > 2 else ops  # BSD: sed -i '' SCRIPT
+        scripts, ops = [ops[0].literal()], ops[1:]
+    if "--sandbox" not in names and any(s is None or sed_writes(s) for s in scripts):
+        cmd.opaque("sed script may write files or run commands")
+    for word in ops if inplace else []:
+        cmd.write(word)
+
+
+def sed_writes(script: str) -> bool:
+    """The sed script has a w, W or e command, or an s command with a w or e flag."""
+    i, n = 0, len(script)
+    while i < n:
+        c = script[i]
+        if c in "wWe":
+            return True
+        if c in "/\\":  # an address: /regex/ or \cregexc
+            i = _sed_end(script, i + (2 if c == "\\" else 1), script[i + 1 : i + 2] if c == "\\" else "/") + 1
+        elif c in "sy":
+            delim = script[i + 1 : i + 2]
+            if delim in ("", "\n", "\\"):
+                return True
+            i = _sed_end(script, _sed_end(script, i + 2, delim) + 1, delim) + 1
+            flags = re.match(r"[^;\n}]*", script[i:])
+            if c == "s" and flags and re.search("[we]", flags.group()):
+                return True
+        elif c in "aicrR#:btT":  # text, file name, comment or label
+            i = len(script) if (end := re.compile("[\n;]" if c in ":btT" else "\n").search(script, i)) is None \
+                else end.start()
+        else:
+            i += 1
+    return False
+
+
+def _sed_end(script: str, j: int, delim: str) -> int:
+    while j < len(script) and script[j] != delim:
+        j += 2 if script[j] == "\\" else 1
+    return j
+
+
+def _awk(cmd: Command, name: str, args: list[Word]) -> None:
+    longs = ("field-separator=", "assign=", "file=", "source=", "exec=", "include=", "load=")
+    opts, ops = getopt(args, "FvfeEilW", longs, optional="dDopL")
+    programs = [v.literal() if v else None for option, v in opts if option in ("-e", "--source")]
+    for option in sorted({option for option, _ in opts} - _AWK_SAFE):
+        cmd.opaque(f"{name} {option} is not analysed")
+    if not programs and ops:
+        programs = [ops[0].literal()]
+    if any(p is None or awk_writes(p) for p in programs):
+        cmd.opaque(f"{name} program may write files or run commands")
+
+
+def awk_writes(program: str) -> bool:
+    """The awk program redirects output, pipes, calls system() or loads code (comparisons count too)."""
+    text = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', program).replace("||", " ")
+    return re.search(r"[>|@]|\bsystem\s*\(", text) is not None
+
+
+def _perl(cmd: Command, name: str, args: list[Word]) -> None:
+    texts = [w.literal() or "" for w in args]
+    if texts and all(t in ("-v", "--version", "-V", "-h", "--help") for t in texts):
+        return
+    k, code, inplace = 0, False, False
+    while k < len(args) and texts[k].startswith("-") and texts[k] != "-":
+        k += 1
+        if texts[k - 1] == "--":
+            break
+        for pos, letter in enumerate(texts[k - 1][1:], 1):
+            if letter in "eE":
+                code, k = True, k + (pos + 1 == len(texts[k - 1]))
+            inplace = inplace or letter == "i"
+            if letter in "eEiIMmFxCdDl0":
+                break
+    cmd.opaque("perl -e runs inline code" if code else f"perl runs a script '{texts[k]}'" if k < len(args)
+               else "perl reads a program from standard input")
+    for word in args[k if code else k + 1 :] if inplace else []:
+        cmd.write(word)
+
+
+HANDLERS: dict[str, Handler] = {
+    "find": _find, "eval": _eval, "trap": _trap, "source": _source, ".": _source, "sed": _sed, "awk": _awk,
+    "gawk": _awk, "mawk": _awk, "nawk": _awk, "perl": _perl,
+}

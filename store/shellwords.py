@@ -1,0 +1,236 @@
+"""Tokens of a bash command (made by ``shelllex.tokenize``) and GNU-style option parsing of words.
+
+Tokens: ``Word``, ``Op`` (control operators and newlines), ``Redir`` (a redirection with its
+target word and, for ``<<``, its heredoc body) and ``Arith`` (a ``(( ... ))`` command). A word
+keeps its parts, so literal text can be told from expansions, and the tokens of every command
+or process substitution in it (``Word.subs``). ``Builder`` and ``Place`` are the lexer's working
+state; ``getopt`` and ``computed`` read a command's arguments. Static analysis only: nothing runs.
+"""
+
+from __future__ import annotations
+
+import re
+
+LITERAL = ("lit", "qlit", "brace")  # part kinds whose text is the word's own text
+_KEEP_START = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time"))
+_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
+
+
+class Word:
+    """One shell word: ``parts`` are ``(kind, text)`` with kind in lit (unquoted text), qlit (quoted
+    text), brace, glob, tilde, var, sub, psub, arith; ``subs`` the tokens of its substitutions."""
+
+    __slots__ = ("parts", "subs", "raw", "text", "_literal")
+
+    def __init__(self, parts: list[tuple[str, str]], subs: list[list[Token]], raw: str) -> None:
+        self.parts = parts
+        self.subs = subs
+        self.raw = raw
+        self.text = "".join(text for _, text in parts)  # after quote removal, expansions as written
+        literal = all(kind in LITERAL for kind, _ in parts) and not self.braced()
+        self._literal = self.text if literal else None
+
+    def literal(self) -> str | None:
+        """The word's value if it has no expansion (a lone ``{`` or ``}`` is literal), else None."""
+        return self._literal
+
+    def endswith(self, suffix: str) -> bool:
+        """The word ends in literal text ending with ``suffix`` (whatever expands before it)."""
+        return bool(self.parts) and self.parts[-1][0] in LITERAL and self.parts[-1][1].endswith(suffix)
+
+    def braced(self) -> bool:
+        """Brace expansion applies: an unquoted ``{`` ... ``}`` with a comma or ".." between."""
+        inner = None
+        for kind, text in self.parts:
+            if kind == "brace" and text == "{":
+                inner = ""
+            elif kind == "brace" and inner is not None and ("," in inner or ".." in inner):
+                return True
+            elif inner is not None:
+                inner += text
+        return False
+
+    def bare(self) -> str | None:
+        """The text if the word is wholly unquoted literal text (a reserved word can be), else None."""
+        return self.text if all(kind in ("lit", "brace") for kind, _ in self.parts) else None
+
+    def quoted(self) -> bool:
+        return any(kind == "qlit" for kind, _ in self.parts)
+
+    def tail(self, skip: int) -> Word | None:
+        """The word without its first ``skip`` characters, if they are literal text, else None."""
+        parts = list(self.parts)
+        while parts and skip and parts[0][0] in LITERAL:
+            kind, text = parts[0]
+            if len(text) > skip:
+                parts[0] = (kind, text[skip:])
+                skip = 0
+            else:
+                parts.pop(0)
+                skip -= len(text)
+        return None if skip else Word(parts, self.subs, "".join(text for _, text in parts))
+
+
+class Op:
+    __slots__ = ("op",)
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+
+
+class Redir:
+    """``fd`` ``op`` ``target``, e.g. ``2>`` ``/dev/null``; ``body`` is a heredoc's text."""
+
+    __slots__ = ("op", "fd", "target", "body")
+
+    def __init__(self, op: str, fd: str, target: Word | None) -> None:
+        self.op = op
+        self.fd = fd
+        self.target = target
+        self.body: Word | None = None
+
+
+class Arith:
+    __slots__ = ("raw", "subs")
+
+    def __init__(self, raw: str, subs: list[list[Token]]) -> None:
+        self.raw = raw
+        self.subs = subs
+
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Union
+
+    Token = Union[Word, Op, Redir, Arith]
+
+
+def ansi_c(body: str) -> str:
+    """The text of ANSI-C quoting ``$'...'`` with its backslash escapes decoded."""
+    def one(m: re.Match[str]) -> str:
+        esc = m.group(1)
+        if esc[0] in "xuU" and len(esc) > 1:
+            return chr(min(int(esc[1:], 16), 0x10FFFF))
+        if esc[0] in "01234567":
+            return chr(int(esc, 8) & 0xFF)
+        if esc[0] == "c":
+            return chr(ord(esc[1]) & 0x1F)
+        return _ESCAPES.get(esc, esc)
+
+    return _ANSI.sub(one, body)
+
+
+class Builder:
+    """Collects the parts and substitutions of a word as the lexer reads it."""
+
+    def __init__(self) -> None:
+        self.parts: list[tuple[str, str]] = []
+        self.subs: list[list[Token]] = []
+
+    def add(self, kind: str, text: str) -> None:
+        if self.parts and self.parts[-1][0] == kind and kind in ("lit", "qlit"):
+            self.parts[-1] = (kind, self.parts[-1][1] + text)
+        else:
+            self.parts.append((kind, text))
+
+
+class Place:
+    """Where the lexer stands: tokens so far, heredocs awaiting their body, open parentheses and
+    ``case``s (in a substitution, ``)`` may end a pattern), and whether a command starts here."""
+
+    def __init__(self) -> None:
+        self.out: list[Token] = []
+        self.pending: list[Redir] = []
+        self.depth = self.case = 0
+        self.start = self.arith = True
+
+    def newline(self, really: bool) -> None:
+        if really:
+            self.out.append(Op("\n"))
+            self.start = self.arith = True
+
+    def add(self, tok: Token) -> None:
+        self.out.append(tok)
+        if isinstance(tok, Op):
+            self.depth += {"(": 1, ")": -1 if self.depth else 0}.get(tok.op, 0)
+            self.start = self.arith = tok.op != ")"
+        elif isinstance(tok, Word):
+            bare = tok.bare()
+            if self.start and bare in ("case", "esac"):
+                self.case = max(self.case + (1 if bare == "case" else -1), 0)
+            self.arith = self.start and bare == "for"
+            self.start = self.start and bare in _KEEP_START
+        else:
+            self.start = self.arith = False
+            if isinstance(tok, Redir) and tok.op in ("<<", "<<-"):
+                self.pending.append(tok)
+
+
+def lit(text: str) -> Word:
+    """A word of quoted literal text."""
+    return Word([("qlit", text)], [], text)
+
+
+def computed(args: list[Word]) -> Word | None:
+    """The first argument (before ``--``) whose expansion could start with "-" and be read as an option."""
+    for word in args:
+        text = word.literal()
+        if text == "--":
+            return None
+        if text is None and not _option_safe(word):
+            return word
+    return None
+
+
+def _option_safe(word: Word) -> bool:
+    """The word's expansion cannot start with "-": a literal head that does not, or an absolute path."""
+    for kind, text in word.parts:
+        if kind not in LITERAL:
+            return kind in ("tilde", "found", "psub") or text in ("$HOME", "${HOME}", "$PWD", "${PWD}")
+        if text:
+            return not text.startswith("-")
+    return True
+
+
+def getopt(args: list[Word], shorts: str = "", longs: tuple[str, ...] = (), stop: bool = False,
+           optional: str = "") -> tuple[list[tuple[str, Word | None]], list[Word]]:
+    """GNU-style ``(options, operands)``. Letters in ``shorts`` take a value (attached or next word),
+    letters in ``optional`` take the rest of their cluster; ``longs`` are names, "name=" taking a value
+    (a unique prefix is accepted, as getopt does). ``stop``: options end at the first operand."""
+    opts: list[tuple[str, Word | None]] = []
+    ops: list[Word] = []
+    k = 0
+    while k < len(args):
+        word, text = args[k], args[k].literal()
+        k += 1
+        if text == "--":
+            return opts, ops + args[k:]
+        if text is None or text == "-" or not text.startswith("-"):
+            ops.append(word)
+            if stop:
+                return opts, ops + args[k:]
+        elif text.startswith("--"):
+            name, eq, _ = text[2:].partition("=")
+            full = next((n for n in longs if n.rstrip("=") == name), None) or next(
+                (n for n in longs if n.startswith(name)), name)
+            value = word.tail(len(name) + 3) if eq else None
+            if not eq and full.endswith("=") and k < len(args):
+                value, k = args[k], k + 1
+            opts.append(("--" + full.rstrip("="), value))
+        else:
+            k = _cluster(word, text, args, k, shorts + optional, optional, opts)
+    return opts, ops
+
+
+def _cluster(word: Word, text: str, args: list[Word], k: int, valued: str, optional: str,
+             opts: list[tuple[str, Word | None]]) -> int:
+    for pos in range(1, len(text)):
+        if text[pos] in valued:
+            value = word.tail(pos + 1) if pos + 1 < len(text) else None
+            if value is None and text[pos] not in optional and k < len(args):
+                value, k = args[k], k + 1
+            opts.append(("-" + text[pos], value))
+            return k
+        opts.append(("-" + text[pos], None))
+    return k

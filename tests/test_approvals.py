@@ -54,7 +54,7 @@ def test_a_truncated_key_does_not_block_approvals_forever(tmp_path: Path) -> Non
 
 
 # fields never hold the unit separator that joins them (step ids refuse control characters)
-TEXT = st.text(st.characters(blacklist_characters="\x1f"), max_size=20)
+TEXT = st.text(st.characters(codec="utf-8", blacklist_characters="\x1f"), max_size=20)
 FIELDS = st.tuples(TEXT, TEXT, TEXT, TEXT)
 
 

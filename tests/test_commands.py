@@ -88,7 +88,7 @@ def test_record_keeps_the_session_and_the_note(layout: Layout) -> None:
         "b c", "running", "started; see `log`", "sess-1")
 
 
-NOTES = st.text(st.characters(), min_size=1, max_size=300).map(str.strip).filter(bool)
+NOTES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=300).map(str.strip).filter(bool)
 
 
 @settings(max_examples=150)

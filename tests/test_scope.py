@@ -49,7 +49,7 @@ def test_glob_match(path: str, pattern: str, matches: bool) -> None:
 
 
 # a pattern's surrounding whitespace is trimmed, so names here have none at their ends
-SEGMENT = st.text(st.characters(blacklist_characters="/\x00"), min_size=1, max_size=6).filter(
+SEGMENT = st.text(st.characters(codec="utf-8", blacklist_characters="/\x00"), min_size=1, max_size=6).filter(
     lambda s: s not in (".", "..") and s == s.strip())
 REL = st.lists(SEGMENT, min_size=1, max_size=5).map("/".join)
 

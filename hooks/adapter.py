@@ -13,7 +13,10 @@ import importlib
 import json
 import os
 import sys
-from typing import Any, Dict, Mapping, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 MAX_STDIN = 8 * 1024 * 1024
 MODULES = {

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping
 
 from store.location import Layout, resolve
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping
 
 
 def layout_for(payload: Mapping[str, Any], env: Mapping[str, str]) -> Layout:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, List, Mapping, Optional
 
 from hooks.context import layout_for, session_of
 from store import journal, outcomes, scope
 from store.job import Job
 from store.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional
 
 PATH_FIELDS = ("file_path", "notebook_path")
 

@@ -7,12 +7,15 @@ permission flow go on. It never answers "allow" (that would skip the person's pe
 from __future__ import annotations
 
 import os
-from typing import Any, Dict, Mapping, Optional
 
 from hooks.adapter import PayloadError, deny
 from hooks.context import layout_for
 from store import limits, outcomes, policy
 from store.job import Job
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 
 def _read_only_reason(job: Job) -> Optional[str]:

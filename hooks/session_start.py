@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
-
 from hooks.context import layout_for
 from store.errors import BatonError
 from store.job import Job
 from store.protocol import session_context
 from store.text import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 CAP = 3000  # far under Claude Code's 10,000-character cap on injected context
 PLAN_ERROR = 240  # a plan error names a field; a 20,000-character field name must not become the context

@@ -5,11 +5,13 @@ Not while a background subagent still runs: the session is not over then (see ``
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
-
 from hooks.context import layout_for, session_of
 from store import loop
 from store.job import Job
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 
 def running_in_background(payload: Mapping[str, Any]) -> int:

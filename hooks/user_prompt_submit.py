@@ -6,15 +6,20 @@ through untouched.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Mapping, Optional
-
 from hooks.context import env_for, layout_for
-from store import commands
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     prompt = payload.get("prompt")
-    parsed = commands.parse(prompt) if isinstance(prompt, str) else None
+    if not isinstance(prompt, str) or not prompt.lstrip().startswith("/baton:"):
+        return None  # an ordinary prompt: answer before importing the command machinery
+    from store import commands
+
+    parsed = commands.parse(prompt)
     if parsed is None:
         return None
     text = commands.run(parsed[0], parsed[1], layout_for(payload, env), env_for(payload, env))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import json
-from typing import Any, Dict, Mapping, Tuple
 
 from store import approvals, durable, journal, validation
 from store.brief import ALL_DONE, progress
@@ -13,6 +12,10 @@ from store.job import Job
 from store.location import Layout
 from store.plan import Plan, load_plan, parse_text
 from store.text import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Tuple
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
              "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")

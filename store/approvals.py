@@ -10,12 +10,12 @@ program running as the same user with intent to forge.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
-from typing import Any, Dict, Mapping, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional
 
 KEY_NAME = "approval.key"
 
@@ -46,6 +46,8 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
     folder = key_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, KEY_NAME)
+    import secrets
+
     tmp = f"{path}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
@@ -73,6 +75,9 @@ def _message(project: str, step: str, ts: str, session: str) -> bytes:
 
 
 def sign(key: bytes, project: str, step: str, ts: str, session: str) -> str:
+    import hashlib
+    import hmac
+
     return hmac.new(key, _message(project, step, ts, session), hashlib.sha256).hexdigest()
 
 
@@ -81,7 +86,9 @@ def is_valid(entry: Mapping[str, Any], key: Optional[bytes], project: str, step:
     if key is None or not isinstance(entry.get("sig"), str):
         return False
     want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""))
-    return hmac.compare_digest(want, entry["sig"])
+    from hmac import compare_digest
+
+    return compare_digest(want, entry["sig"])
 
 
 def approved_steps(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str], project: str) -> Dict[str, bool]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from typing import TYPE_CHECKING, Optional, Sequence, Tuple
 
 from store import approvals, scope
 from store.policy import (
@@ -28,7 +27,10 @@ from store.policy import (
 )
 from store.shellscan import scan
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Optional, Sequence, Tuple
+
     from store.plan import Plan
 
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
@@ -91,7 +93,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
     if result.opaque and mentions_protected(call, command):
         return (f"baton denied this command: {mentions_protected(call, command)}, and what it does cannot "
                 f"be checked ({result.opaque[0]}). Use `baton record` to change the ledger.")
-    harmless = result.readonly or _baton_only(result.commands, result.baton)
+    harmless = result.readonly or (
+        _baton_only(result.commands, result.baton) and not result.writes and not result.opaque)
     if read_only and not harmless:
         return f"baton denied this command: {read_only} Read-only commands and `baton brief` still work."
     if rules.tools is not None and "Bash" not in rules.tools:

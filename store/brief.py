@@ -7,12 +7,14 @@ At most :data:`MAX_CHARS` characters.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
-
 from store.plan import Plan, Step
 from store.snapshot import Snapshot
 from store.text import join_within, one_line
+from store.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional, Sequence, Tuple
 
 MAX_CHARS = 2000
 NAME = 40
@@ -23,11 +25,13 @@ COMPLETE = ("done", "skipped")
 ALL_DONE = "(all steps complete - stop)"
 
 
-@dataclass(frozen=True)
-class Progress:
-    done: Tuple[str, ...]  # complete steps (done or skipped), plan order
-    next: Optional[Step]
-    running: Tuple[str, ...]  # steps whose latest record is "running"
+class Progress(Frozen):
+    __slots__ = ("done", "next", "running")
+
+    def __init__(self, done: Tuple[str, ...], next: Optional[Step], running: Tuple[str, ...]) -> None:
+        self.done = done  # complete steps (done or skipped), plan order
+        self.next = next
+        self.running = running  # steps whose latest record is "running"
 
 
 def progress(plan: Plan, snap: Snapshot) -> Progress:

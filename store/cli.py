@@ -12,12 +12,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn, Optional, Sequence
 
 from store import __version__, actions, journal, location, report
 from store.errors import CHECK, USAGE, BatonError
 from store.job import Job
 from store.ledger import read_last
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NoReturn, Optional, Sequence
 
 
 class Parser(argparse.ArgumentParser):

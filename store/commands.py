@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import List, Mapping, Optional, Tuple
 
 from store import actions, report
 from store.errors import BatonError
@@ -18,6 +17,10 @@ from store.ledger import read_last
 from store.location import Layout
 from store.plan import load_plan
 from store.text import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Mapping, Optional, Tuple
 
 PATTERN = re.compile(r"/baton:([a-z]+)(?:[ \t]+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")

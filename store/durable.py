@@ -6,10 +6,8 @@ baton is safe for one writer at a time; everything else works the same.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
-from typing import Iterator
 
 try:  # pragma: no cover - the import is what differs between platforms
     import fcntl
@@ -19,16 +17,23 @@ except ImportError:  # pragma: no cover
 HAVE_LOCKS = fcntl is not None
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
+class locked:  # noqa: N801 - used as a function: ``with locked(path):``
     """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` block."""
-    fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.fd = path, -1
+
+    def __enter__(self) -> None:
+        self.fd = os.open(str(self.path), os.O_RDWR | os.O_CREAT, 0o644)
         if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the flock
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX)
+            except BaseException:
+                os.close(self.fd)
+                raise
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)  # closing the descriptor releases the flock
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -59,8 +64,10 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with contextlib.suppress(OSError):
+        try:
             os.unlink(tmp)
+        except OSError:
+            pass
         raise
     if sync:
         _fsync_dir(path.parent)

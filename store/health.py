@@ -9,10 +9,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, Optional
 
 from store import durable
 from store.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional
 
 LOG_CAP = 64 * 1024
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
-from typing import Mapping, Optional, Sequence
 
 from store import approvals, health, journal
 from store.brief import progress, render
 from store.location import Layout
 from store.plan import Plan, Step, load_plan
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Mapping, Optional, Sequence
 
 
 class Job:
@@ -19,8 +22,15 @@ class Job:
         self.plan: Plan = load_plan(layout.plan)
         loaded = journal.read_state(layout, save=save)
         self.snap, self.torn = loaded.snapshot, loaded.torn
-        self._approved = approvals.approved_steps(self.snap.approvals, env, self.key_scope)
+        self._approved: Optional[Dict[str, bool]] = None  # checked on first use: most calls never need it
         self.next: Optional[Step] = progress(self.plan, self.snap).next
+
+    @property
+    def approvals_checked(self) -> Dict[str, bool]:
+        """Each approval in the ledger mapped to whether its signature holds."""
+        if self._approved is None:
+            self._approved = approvals.approved_steps(self.snap.approvals, self.env, self.key_scope)
+        return self._approved
 
     @property
     def key_scope(self) -> str:
@@ -28,14 +38,14 @@ class Job:
         return os.path.realpath(str(self.layout.root))
 
     def approved(self, step_id: str) -> bool:
-        return self._approved.get(step_id, False)
+        return step_id in self.snap.approvals and self.approvals_checked.get(step_id, False)
 
     def waiting_for_approval(self) -> bool:
         return self.next is not None and self.next.needs_approval and not self.approved(self.next.id)
 
     def forged(self) -> Sequence[str]:
         """Steps whose latest approval record carries no valid signature."""
-        return [s for s, ok in self._approved.items() if not ok]
+        return [s for s, ok in self.approvals_checked.items() if not ok] if self.snap.approvals else []
 
     def brief(self, session: str = "", news: Sequence[str] = ()) -> str:
         extra = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"

@@ -10,14 +10,17 @@ import json
 import os
 import sys
 import time
-from dataclasses import dataclass
-from typing import Any, Dict, Optional, TextIO
 
 from store import durable, snapshot
 from store.errors import CHECK, BatonError
 from store.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
 from store.location import Layout
 from store.snapshot import Loaded, Snapshot
+from store.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, TextIO
 
 NOTE_CAP = 300
 STATUSES = ("running", "done", "failed", "skipped")
@@ -122,12 +125,12 @@ def append(layout: Layout, step: str, status: str, note: str = "", **extra: Any)
     return record
 
 
-@dataclass(frozen=True)
-class Verdict:
-    records: int
-    last_hash: str
-    torn: int
-    problem: str  # empty when the chain is intact
+class Verdict(Frozen):
+    __slots__ = ("records", "last_hash", "torn", "problem")
+
+    def __init__(self, records: int, last_hash: str, torn: int, problem: str) -> None:
+        self.records, self.last_hash, self.torn = records, last_hash, torn
+        self.problem = problem  # empty when the chain is intact
 
 
 def verify(layout: Layout) -> Verdict:

@@ -10,12 +10,15 @@ edits; it is not a signature (anyone with the file can recompute it).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+from store.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 GENESIS = "0" * 32
 REQUIRED = ("seq", "ts", "step", "status", "prev", "hash")
@@ -32,7 +35,9 @@ def canonical(record: Dict[str, Any]) -> bytes:
 
 def chain_hash(record: Dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "hash"}
-    return hashlib.sha256(canonical(body)).hexdigest()[:32]
+    from hashlib import sha256  # here: only hashing needs it, and hooks that never hash start faster
+
+    return sha256(canonical(body)).hexdigest()[:32]
 
 
 def seal(fields: Dict[str, Any], seq: int, prev: str) -> Dict[str, Any]:
@@ -65,13 +70,15 @@ def parse_line(raw: bytes) -> Dict[str, Any]:
     return record
 
 
-@dataclass(frozen=True)
-class Tail:
+class Tail(Frozen):
     """The end of the ledger: the last complete record and any torn bytes after it."""
 
-    last: Optional[Dict[str, Any]]
-    complete_size: int  # bytes up to and including the last newline
-    torn: bytes  # bytes after the last newline (empty when the file ends cleanly)
+    __slots__ = ("last", "complete_size", "torn")
+
+    def __init__(self, last: Optional[Dict[str, Any]], complete_size: int, torn: bytes) -> None:
+        self.last = last
+        self.complete_size = complete_size  # bytes up to and including the last newline
+        self.torn = torn  # bytes after the last newline (empty when the file ends cleanly)
 
 
 def read_tail(path: Path) -> Tail:

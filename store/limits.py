@@ -2,22 +2,28 @@
 
 from __future__ import annotations
 
-import calendar
 import time
-from typing import Any, List, Mapping, Optional
 
 from store.snapshot import Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, Mapping, Optional
 
 # limit name -> counters.json key holding the running total
 COUNTED = {"tool_calls": "total_calls", "turns": "turns", "tokens": "tokens", "cost_usd": "cost_usd"}
 
 
 def _minutes_since(ts: str, now: float) -> Optional[float]:
+    """Minutes from a ledger timestamp (``YYYY-MM-DDTHH:MM:SSZ``, UTC) to ``now``."""
     try:
-        start = calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ"))
+        y, mo, d, h, mi, s = int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]), int(ts[14:16]), int(ts[17:19])
     except (ValueError, TypeError):
         return None
-    return (now - start) / 60.0
+    # days since 1970-01-01 for a proleptic Gregorian date (the inverse of time.gmtime)
+    yy, mm = (y - 1, mo + 12) if mo <= 2 else (y, mo)
+    days = 365 * yy + yy // 4 - yy // 100 + yy // 400 + (153 * (mm - 3) + 2) // 5 + d - 719469
+    return (now - (days * 86400 + h * 3600 + mi * 60 + s)) / 60.0
 
 
 def reached(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, Any],

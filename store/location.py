@@ -8,19 +8,24 @@ model's current directory, which follows its ``cd``, so the environment comes fi
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Optional, Union
+
+from store.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Optional, Union
 
 STATE_NAME = ".baton"
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(Frozen):
     """The files of one job, all under ``root`` (the ``.baton`` directory)."""
 
-    root: Path
-    project: Path
+    __slots__ = ("root", "project")
+
+    def __init__(self, root: Path, project: Path) -> None:
+        self.root, self.project = Path(root), Path(project)
 
     @property
     def plan(self) -> Path:
@@ -69,7 +74,7 @@ def resolve(env: Optional[Mapping[str, str]] = None, cwd: Union[str, Path, None]
     project_env = env.get("CLAUDE_PROJECT_DIR") or ""
     explicit = env.get("BATON_DIR") or ""
     if explicit:
-        root = Path(os.path.abspath(os.path.expanduser(explicit)))
+        root = Path(os.path.abspath(os.path.join(here, os.path.expanduser(explicit))))
         project = Path(os.path.abspath(project_env)) if project_env else root.parent
         return Layout(root, project)
     if project_env:

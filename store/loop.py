@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Dict, Optional, Tuple
 
 from store import durable, journal, limits
 from store.job import Job
 from store.outcomes import read_counters
 from store.protocol import stop_reason
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Optional, Tuple
 
 DEFAULT_BUDGET = 12
 KEEP_SESSIONS = 50

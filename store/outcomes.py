@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Mapping
 
 from store import durable
 from store.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping
 
 EVENTS_CAP = 1024 * 1024
 KEEP_FILES = 200

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Mapping, Optional, Tuple
 
 from store.errors import USAGE, BatonError
+from store.values import Frozen
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
@@ -45,27 +48,27 @@ class PlanError(BatonError):
         super().__init__(message, USAGE)
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(Frozen):
     """A job-wide invariant: Bash commands matching ``deny_bash`` are refused."""
 
-    deny_bash: str
-    reason: str = ""
-    id: str = ""
+    __slots__ = ("deny_bash", "reason", "id")
+
+    def __init__(self, deny_bash: str, reason: str = "", id: str = "") -> None:
+        self.deny_bash, self.reason, self.id = deny_bash, reason, id
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    id: str
-    title: str = ""
-    phase: Optional[str] = None
-    tools: Optional[Tuple[str, ...]] = None
-    writes: Optional[Tuple[str, ...]] = None
-    bash: Optional[Tuple[str, ...]] = None
-    approval: Optional[bool] = None
-    validate: Optional[str] = None
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+
+    def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
+                 tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
+                 bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
+                 validate: Optional[str] = None) -> None:
+        self.id, self.title, self.phase = id, title, phase
+        self.tools, self.writes, self.bash = tools, writes, bash
+        self.approval, self.validate = approval, validate
 
     @property
     def needs_approval(self) -> bool:
@@ -73,14 +76,13 @@ class Step:
         return self.approval if self.approval is not None else self.phase in APPROVAL_PHASES
 
 
-@dataclass(frozen=True)
-class Plan:
-    steps: Tuple[Step, ...]
-    job: str = ""
-    limits: Mapping[str, float] = field(default_factory=dict)
-    protect: Tuple[str, ...] = ()
-    rules: Tuple[Rule, ...] = ()
-    source: str = "plan.json"
+class Plan(Frozen):
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source")
+
+    def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
+                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json") -> None:
+        self.steps, self.job, self.limits = steps, job, dict(limits or {})
+        self.protect, self.rules, self.source = protect, rules, source
 
     @property
     def ids(self) -> Tuple[str, ...]:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from store import approvals, scope
 from store.plan import Plan, Step
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
@@ -112,7 +115,7 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], read_onl
 
         return decide_bash(call, plan, rules, read_only)
     if call.tool == "Skill":
-        name = call.input.get("skill") if isinstance(call.input, Mapping) else None
+        name = call.input.get("skill") if isinstance(call.input, dict) else None
         if not isinstance(name, str):
             return "baton denied this Skill call: its input has no skill name, so it cannot be checked."
         if name.strip().lstrip("/").lower().startswith("baton:approve"):
@@ -142,7 +145,7 @@ def _tools_check(call: Call, rules: Rules) -> Optional[str]:
 
 
 def _decide_write(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[str]) -> Optional[str]:
-    raw = call.input.get(WRITE_TOOLS[call.tool]) if isinstance(call.input, Mapping) else None
+    raw = call.input.get(WRITE_TOOLS[call.tool]) if isinstance(call.input, dict) else None
     if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
         return f"baton denied {call.tool}: the call has no usable path, so it cannot be checked."
     protected = _write_target(call, raw, plan, Rules(None))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
-
 from store.brief import ALL_DONE, progress
 from store.job import Job
 from store.text import one_line
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List
 
 
 def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:

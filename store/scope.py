@@ -10,11 +10,12 @@ case-insensitive file system is still protected (fail closed).
 
 from __future__ import annotations
 
-import functools
 import os
 import re
-import unicodedata
-from typing import Iterable, Optional
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, Iterable, Optional
 
 
 def resolve(raw: str, cwd: str, home: str) -> str:
@@ -32,8 +33,17 @@ def relative(real: str, project_real: str) -> Optional[str]:
     return real[len(prefix):] if real.startswith(prefix) else None
 
 
-@functools.lru_cache(maxsize=256)
+_COMPILED: Dict[str, re.Pattern[str]] = {}
+
+
 def _regex(pattern: str) -> re.Pattern[str]:
+    found = _COMPILED.get(pattern)
+    if found is None:
+        found = _COMPILED[pattern] = _compile(pattern)
+    return found
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -78,7 +88,11 @@ def allowed(real: str, project_real: str, home: str, patterns: Iterable[str]) ->
 
 def fold(path: str) -> str:
     """Normal form for comparisons that must not be fooled by case or compatibility characters."""
-    return unicodedata.normalize("NFKC", path).casefold()
+    if path.isascii():
+        return path.lower()  # NFKC leaves ASCII alone and casefold equals lower() on it
+    from unicodedata import normalize
+
+    return normalize("NFKC", path).casefold()
 
 
 def under(path: str, folder: str) -> bool:

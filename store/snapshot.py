@@ -9,11 +9,14 @@ from the ledger once. It is never the source of truth and can be deleted at any 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Optional
 
 from store.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
+from store.values import Value
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional
 
 VERSION = 1
 KEEP_SESSIONS = 20
@@ -21,19 +24,23 @@ LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
 STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop, limit) leave steps alone
 
 
-@dataclass
-class Snapshot:
-    offset: int = 0
-    seq: int = 0
-    hash: str = GENESIS
-    first_ts: str = ""
-    steps: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    last: Optional[Dict[str, Any]] = None
-    sessions: Dict[str, Dict[str, int]] = field(default_factory=dict)
-    sessions_total: int = 0
-    approvals: Dict[str, Dict[str, Any]] = field(default_factory=dict)
-    problems: List[str] = field(default_factory=list)  # corrupt lines seen while applying
-    progress_seq: int = 0  # seq of the last step or approval record (system records are not progress)
+class Snapshot(Value):
+    __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
+                 "approvals", "problems", "progress_seq")
+
+    def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
+                 steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
+                 sessions: Optional[Dict[str, Dict[str, int]]] = None, sessions_total: int = 0,
+                 approvals: Optional[Dict[str, Dict[str, Any]]] = None, problems: Optional[List[str]] = None,
+                 progress_seq: int = 0) -> None:
+        self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
+        self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
+        self.last = last
+        self.sessions: Dict[str, Dict[str, int]] = {} if sessions is None else sessions
+        self.sessions_total = sessions_total
+        self.approvals: Dict[str, Dict[str, Any]] = {} if approvals is None else approvals
+        self.problems: List[str] = [] if problems is None else problems  # corrupt lines seen while applying
+        self.progress_seq = progress_seq  # seq of the last step or approval record (system records are not)
 
     def apply(self, record: Dict[str, Any], end_offset: int) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line."""
@@ -63,7 +70,7 @@ class Snapshot:
             del self.sessions[oldest]
 
     def to_bytes(self) -> bytes:
-        data = {"version": VERSION, **{k: getattr(self, k) for k in self.__dataclass_fields__}}
+        data = {"version": VERSION, **{k: getattr(self, k) for k in self.__slots__}}
         return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
     @classmethod
@@ -79,11 +86,13 @@ class Snapshot:
         return snap if isinstance(snap.steps, dict) and isinstance(snap.offset, int) else None
 
 
-@dataclass
-class Loaded:
-    snapshot: Snapshot
-    torn: int  # bytes of torn tail skipped (0 when the ledger ends cleanly)
-    changed: bool  # the snapshot on disk is stale and worth saving
+class Loaded(Value):
+    __slots__ = ("snapshot", "torn", "changed")
+
+    def __init__(self, snapshot: Snapshot, torn: int, changed: bool) -> None:
+        self.snapshot = snapshot
+        self.torn = torn  # bytes of torn tail skipped (0 when the ledger ends cleanly)
+        self.changed = changed  # the snapshot on disk is stale and worth saving
 
 
 def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:

@@ -31,6 +31,7 @@ class Tmux:
     def __init__(self, name: str) -> None:
         self.server = name
         self.target = "baton"
+        self.socket: Path | None = None
 
     def __call__(self, *args: str) -> str:
         done = subprocess.run(["tmux", "-L", self.server, *args], capture_output=True, text=True, timeout=10)
@@ -39,6 +40,7 @@ class Tmux:
 
     def start(self, cwd: Path, launcher: Path) -> None:
         self("new-session", "-d", "-s", self.target, "-x", str(WIDTH), "-y", str(HEIGHT), "-c", str(cwd), str(launcher))
+        self.socket = Path(self("display-message", "-p", "#{socket_path}").strip())
 
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", self.target)
@@ -58,7 +60,10 @@ class Tmux:
             time.sleep(0.1)
 
     def kill(self) -> None:
+        """Stop the server (and the CLI in it) and remove its socket file, which tmux leaves."""
         subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=10)
+        if self.socket is not None:
+            self.socket.unlink(missing_ok=True)
 
 
 def launcher(claude: Claude, plugin: Path, path: Path) -> Path:

@@ -54,6 +54,9 @@ class Snapshot(Value):
         elif status in STEP_STATUSES:
             self.steps[step] = {k: v for k, v in brief.items() if k != "step"}
             self.progress_seq = record["seq"]
+        else:  # baton's own bookkeeping (stop, limit) is not the work LAST reports
+            self._count_session(record.get("session"), record["seq"])
+            return
         self.last = brief
         self._count_session(record.get("session"), record["seq"])
 

@@ -47,7 +47,7 @@ def test_apply_folds_steps_approvals_and_system_records(chain_lines: ChainLines)
     assert {k: v["status"] for k, v in snap.steps.items()} == {"a": "done", "b": "failed"}  # stop leaves b alone
     assert snap.steps["a"]["note"] == "built" and "step" not in snap.steps["a"]
     assert list(snap.approvals) == ["c"] and snap.approvals["c"]["seq"] == 4
-    assert snap.last is not None and (snap.last["step"], snap.last["status"]) == ("b", "stop")
+    assert snap.last is not None and (snap.last["step"], snap.last["status"]) == ("c", "approved")  # not the stop
     assert snap.progress_seq == 4
     assert snap.sessions == {"s1": {"first": 1, "last": 2, "records": 2}, "s2": {"first": 3, "last": 5, "records": 3}}
     assert snap.sessions_total == 2

@@ -81,21 +81,31 @@ class Tail(Frozen):
         self.torn = torn  # bytes after the last newline (empty when the file ends cleanly)
 
 
-def read_tail(path: Path) -> Tail:
-    """Read only the end of the file: cost independent of the ledger's length."""
+def _read_end(path: Path, newlines: int) -> Optional[Tuple[bytes, int, int]]:
+    """(the file's last bytes holding at least ``newlines`` newlines or all of it, the offset where
+    they start, the file size), read backwards in chunks; ``None`` when the file does not exist."""
     try:
         fd = os.open(str(path), os.O_RDONLY)
     except FileNotFoundError:
-        return Tail(None, 0, b"")
+        return None
     try:
         size = os.fstat(fd).st_size
         buf, pos = b"", size
-        while pos > 0 and buf.count(b"\n") < 2:  # two newlines isolate the last complete line
+        while pos > 0 and buf.count(b"\n") < newlines:
             step = min(TAIL_CHUNK, pos)
             pos -= step
             buf = os.pread(fd, step, pos) + buf
     finally:
         os.close(fd)
+    return buf, pos, size
+
+
+def read_tail(path: Path) -> Tail:
+    """Read only the end of the file: cost independent of the ledger's length."""
+    end = _read_end(path, 2)  # two newlines isolate the last complete line
+    if end is None:
+        return Tail(None, 0, b"")
+    buf, _, size = end
     last_nl = buf.rfind(b"\n")
     torn = buf[last_nl + 1:]
     body = buf[: last_nl + 1]
@@ -108,19 +118,10 @@ def read_tail(path: Path) -> Tail:
 
 def read_last(path: Path, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
     """The last ``count`` complete records (oldest first) and the torn tail, reading backwards."""
-    try:
-        fd = os.open(str(path), os.O_RDONLY)
-    except FileNotFoundError:
+    end = _read_end(path, count + 2)
+    if end is None:
         return [], b""
-    try:
-        size = os.fstat(fd).st_size
-        buf, pos = b"", size
-        while pos > 0 and buf.count(b"\n") <= count + 1:
-            step = min(TAIL_CHUNK, pos)
-            pos -= step
-            buf = os.pread(fd, step, pos) + buf
-    finally:
-        os.close(fd)
+    buf, pos, _ = end
     last_nl = buf.rfind(b"\n")
     torn, lines = buf[last_nl + 1:], buf[: last_nl + 1].split(b"\n")[:-1]
     if pos > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from hooks.context import layout_for, session_of
-from store import journal, outcomes, scope
+from store import journal, outcomes
 from store.job import Job
 from store.location import Layout
 
@@ -21,17 +21,12 @@ def _first_line(text: Any, limit: int = 160) -> str:
     return (lines[0] if lines else "")[:limit]
 
 
-def _shown(path: str, layout: Layout) -> str:
-    rel = scope.relative(os.path.realpath(path), os.path.realpath(str(layout.project)))
-    return rel if rel is not None else path
-
-
 def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layout: Layout,
                         home: str, ok: bool) -> tuple[str, List[str]]:
     for key in PATH_FIELDS:
         raw = tool_input.get(key)
         if isinstance(raw, str) and raw:
-            shown = _shown(os.path.join(cwd, raw), layout)
+            shown = outcomes.shown_path(os.path.join(cwd, raw), str(layout.project))
             return shown, [shown] if ok else []
     command = tool_input.get("command")
     if isinstance(command, str):
@@ -40,7 +35,7 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
             return words, []
         from store.shellscan import scan
 
-        return words, [_shown(w, layout) for w in scan(command, cwd, home).writes][:20]
+        return words, [outcomes.shown_path(w, str(layout.project)) for w in scan(command, cwd, home).writes][:20]
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
 
 

@@ -18,7 +18,15 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
 
-def _read_only_reason(job: Job) -> Optional[str]:
+def _already_changed(call: policy.Call, counters: Mapping[str, Any]) -> bool:
+    """A Write or Edit of a file this step has already changed adds nothing to its count."""
+    raw = call.input.get(policy.WRITE_TOOLS.get(call.tool, ""))
+    if not isinstance(raw, str) or not raw:
+        return False
+    return outcomes.shown_path(os.path.join(call.cwd, raw), call.project) in counters.get("changed", ())
+
+
+def _read_only_reason(job: Job, call: policy.Call) -> Optional[str]:
     nxt = job.next
     if nxt is not None and job.waiting_for_approval():
         return policy.waiting_reason(nxt)
@@ -26,7 +34,8 @@ def _read_only_reason(job: Job) -> Optional[str]:
     hit = limits.reached(job.plan.limits, job.snap, counters)
     if hit:
         return policy.limit_reason(hit)
-    if nxt is not None and limits.step_files_over(job.plan.limits, counters, nxt.id):
+    over = nxt is not None and limits.step_files_over(job.plan.limits, counters, nxt.id)
+    if nxt is not None and over and not _already_changed(call, counters):
         cap = int(job.plan.limits["changed_files"])
         return (f"step {nxt.id} has already changed {cap} files, the job's changed_files limit. Record the "
                 f"step (baton record {nxt.id} done \"<note>\") before changing more.")
@@ -46,5 +55,5 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         reason = policy.decide(call, None, None, None)
     else:
         job = Job(layout, env)
-        reason = policy.decide(call, job.plan, job.next, _read_only_reason(job))
+        reason = policy.decide(call, job.plan, job.next, _read_only_reason(job, call))
     return deny(reason) if reason else None

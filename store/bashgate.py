@@ -36,6 +36,10 @@ if TYPE_CHECKING:
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
 SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
 KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
+# words that run the command after them: a rule about `git push` also holds for `sudo git push`
+WRAPPERS = re.compile(
+    r"^(?:(?:\w+=\S*|sudo(?:\s+-\S+)*|command|builtin|exec|nohup|time|stdbuf(?:\s+-\S+)*|nice(?:\s+-n\s*\S+|\s+-\S+)*"
+    r"|env(?:\s+-\S+|\s+\w+=\S*)*|timeout(?:\s+-\S+)*\s+\S+|xargs(?:\s+-\S+)*)\s+)+")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -48,8 +52,8 @@ def _subcommand(argv: Sequence[str]) -> str:
 
 def _rule_hit(command: str, pattern: str) -> bool:
     pieces = [" ".join(p.split()) for p in (command, *SEGMENTS.split(command))]
-    return any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(KEYWORDS.sub("", p, count=1), pattern)
-               for p in pieces if p)
+    bare = [WRAPPERS.sub("", KEYWORDS.sub("", p, count=1), count=1) for p in pieces]
+    return any(fnmatch.fnmatchcase(p, pattern) for p in (*pieces, *bare) if p)
 
 
 def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:

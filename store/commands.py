@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Mapping, Optional, Tuple
 
-PATTERN = re.compile(r"/baton:([a-z]+)(?:[ \t]+(.*))?\Z", re.DOTALL)
+PATTERN = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")
 
 
@@ -88,6 +88,9 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
             words = shlex.split(args)
         except ValueError as exc:
             raise BatonError(f"cannot read the step names: {exc}") from None
+        if layout.plan.exists():
+            raise BatonError(f"{layout.plan} already exists; edit it, or replace it from a terminal with "
+                             "`baton init --force STEP...`")
         plan = actions.install_plan(layout, actions.seed_plan_text(words), "/baton:plan", force=False)
         return f"created {layout.plan} with {len(plan.steps)} steps.\n" + Job(layout, env).brief()
     plan = load_plan(layout.plan)

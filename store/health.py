@@ -60,5 +60,5 @@ def degraded_news(layout: Layout, last_record_ts: str) -> Optional[str]:
     info = read_degraded(layout)
     if not info or str(info.get("ts", "")) < last_record_ts:
         return None
-    return (f"DEGRADED: baton's {info.get('hook', '?')} hook failed {info.get('count', 1)} time(s), latest "
-            f"{info.get('ts')}: {info.get('error', '')}; outcomes may be missing (see .baton/errors.log)")
+    return (f"DEGRADED: baton's {info.get('hook', '?')} hook failed {info.get('count', 1)} time(s); outcomes "
+            f"may be missing (see .baton/errors.log); latest {info.get('ts')}: {info.get('error', '')}")

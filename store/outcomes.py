@@ -32,6 +32,14 @@ def _read_json(path: Path) -> Dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def shown_path(path: str, project: str) -> str:
+    """How a changed file is recorded: resolved and project-relative, or absolute when outside."""
+    from store.scope import relative
+
+    rel = relative(os.path.realpath(path), os.path.realpath(project))
+    return rel if rel is not None else path
+
+
 def read_counters(layout: Layout) -> Dict[str, Any]:
     return _read_json(layout.counters)
 

@@ -43,6 +43,7 @@ def ledger(layout: Layout) -> List[Dict[str, Any]]:
     ("/baton:record\ta\tdone", ("record", "a\tdone")),
     ("/baton:record a done line one\nline two", ("record", "a done line one\nline two")),
     ("/baton:approve d", ("approve", "d")),
+    ("/baton:record\na done x", ("record", "a done x")),
     ("/baton:plan", ("plan", "")),
     ("/baton:xyz", None),
     ("/baton:", None),
@@ -115,7 +116,7 @@ def test_a_long_note_is_capped_not_refused(layout: Layout) -> None:
     ("record", '"a done', 'no closing " quote'),
     ("approve", "", "usage: /baton:approve STEP [NOTE]"),
     ("approve", "zz", "unknown step 'zz'"),
-    ("plan", "x y", "already exists"),
+    ("plan", "x y", "already exists; edit it, or replace it from a terminal with `baton init --force"),
     ("plan", "'x", "cannot read the step names"),
 ])
 def test_mistakes_are_one_line_and_change_nothing(layout: Layout, name: str, args: str, phrase: str) -> None:

@@ -225,6 +225,15 @@ def test_subcommand(argv: Any, sub: str) -> None:
     ('echo "git push"', "git push*", False),
     ("undo git push", "git push*", False),
     ("echo do git push", "git push*", False),
+    ("sudo git push", "git push*", True),
+    ("sudo -E git push", "git push*", True),
+    ("env GIT_TRACE=1 git push", "git push*", True),
+    ("command git push", "git push*", True),
+    ("timeout 30 git push", "git push*", True),
+    ("nice -n 5 git push", "git push*", True),
+    ("nohup git push", "git push*", True),
+    ("FOO=1 git push", "git push*", True),
+    ("echo sudo git push", "git push*", False),
 ])
 def test_rule_hit(command: str, pattern: str, hit: bool) -> None:
     assert bashgate._rule_hit(command, pattern) is hit

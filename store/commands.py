@@ -8,19 +8,15 @@ quoted, and a note is the rest of the line exactly as typed.
 from __future__ import annotations
 
 import re
-import shlex
 
-from store import actions, report
 from store.errors import BatonError
 from store.job import Job
-from store.ledger import read_last
-from store.location import Layout
-from store.plan import load_plan
-from store.text import one_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Mapping, Optional, Tuple
+
+    from store.location import Layout
 
 PATTERN = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")
@@ -64,11 +60,16 @@ def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    from store import report
+    from store.ledger import read_last
+
     last, _ = read_last(layout.ledger, 5)
     return report.status_text(report.status_data(Job(layout, env), last))
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    from store import actions
+
     words, note = split_words(args, 2)
     if len(words) < 2:
         raise BatonError("usage: /baton:record STEP STATUS [NOTE]  (STATUS: running, done, failed, skipped)")
@@ -76,6 +77,8 @@ def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 
 def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    from store import actions
+
     words, note = split_words(args, 1)
     if not words:
         raise BatonError("usage: /baton:approve STEP [NOTE]")
@@ -83,6 +86,12 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 
 def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    import shlex
+
+    from store import actions
+    from store.plan import load_plan
+    from store.text import one_line
+
     if args:
         try:
             words = shlex.split(args)

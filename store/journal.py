@@ -15,7 +15,7 @@ from store import durable, snapshot
 from store.errors import CHECK, BatonError
 from store.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
 from store.location import Layout
-from store.snapshot import Loaded, Snapshot
+from store.snapshot import STEP_STATUSES, Loaded, Snapshot
 from store.values import Frozen
 
 TYPE_CHECKING = False
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Optional, TextIO
 
 NOTE_CAP = 300
-STATUSES = ("running", "done", "failed", "skipped")
-SYSTEM_STATUSES = ("approved", "limit", "stop", "alert")
+STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
 
 
 def now_iso() -> str:

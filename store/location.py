@@ -52,6 +52,10 @@ class Layout(Frozen):
         return self.root / "events.jsonl"
 
     @property
+    def hooks_lock(self) -> Path:
+        return self.root / "hooks.lock"
+
+    @property
     def counters(self) -> Path:
         return self.root / "counters.json"
 

@@ -16,7 +16,7 @@ import os
 
 from store import durable, journal, limits
 from store.job import Job
-from store.outcomes import read_counters
+from store.outcomes import read_counters, save_counters
 from store.protocol import stop_reason
 
 TYPE_CHECKING = False
@@ -86,7 +86,7 @@ def decide(job: Job, session: str, transcript: str, background: int = 0) -> Opti
     background tasks of the session are still running."""
     layout = job.layout
     layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.root / "hooks.lock"):
+    with durable.locked(layout.hooks_lock):
         counters = read_counters(layout)
         counters["turns"] = int(counters.get("turns", 0)) + 1
         try:
@@ -98,7 +98,7 @@ def decide(job: Job, session: str, transcript: str, background: int = 0) -> Opti
         log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
         if log:
             mine["logged"] = job.snap.progress_seq  # one stop record per session and state of progress
-        durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+        save_counters(layout, counters)
     if log and job.next is not None:
         journal.append(layout, job.next.id, "stop", f"session ended with {job.next.id} still NEXT: {why}")
     return reason

@@ -44,6 +44,11 @@ def read_counters(layout: Layout) -> Dict[str, Any]:
     return _read_json(layout.counters)
 
 
+def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
+    """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
+    durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+
+
 def append_event(layout: Layout, event: Mapping[str, Any]) -> None:
     path = layout.events
     try:
@@ -66,7 +71,7 @@ def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:
 def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float]) -> List[str]:
     """Fold one outcome in; return the alerts (for the model) that this outcome crosses."""
     layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.root / "hooks.lock"):
+    with durable.locked(layout.hooks_lock):
         append_event(layout, event)
         c = _fresh_for(read_counters(layout), seq, step)
         c["total_calls"] = int(c.get("total_calls", 0)) + 1
@@ -97,5 +102,5 @@ def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits
         if cap and step and c["changed_count"] > cap and event.get("changed"):
             alerts.append(f"baton: step {step} has changed {c['changed_count']} files, over the job's limit of "
                           f"{int(cap)}; further writes are refused until the step is recorded.")
-        durable.atomic_write(layout.counters, json.dumps(c, separators=(",", ":")).encode(), sync=False)
+        save_counters(layout, c)
     return alerts

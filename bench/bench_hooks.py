@@ -65,13 +65,14 @@ from bench_store import (
     write_ledger,
 )
 
-from store import actions, journal
-from store.brief import COMPLETE
-from store.job import Job
-from store.location import Layout
+from store.cli import actions
+from store.state import journal
+from store.state.brief import COMPLETE
+from store.state.job import Job
+from store.state.location import Layout
 
 HOOKS_JSON = REPO / "hooks" / "hooks.json"
-SHELLSCAN = REPO / "store" / "shellscan.py"
+SHELLSCAN = REPO / "store" / "shell" / "scan.py"
 DEFAULT_SIZES = (1_000, 1_000_000)
 QUICK_SIZES = (1_000, 100_000)
 MIN_SIZE = 100
@@ -212,7 +213,7 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
     """The project as after normal use: ``size`` records and an up-to-date ``state.json``.
 
     ``size - TAIL`` records come from bench_store's fast writer (byte-identical to baton's own,
-    a sample is checked). The snapshot is then built once by ``store.journal.read_state`` (the
+    a sample is checked). The snapshot is then built once by ``store.state.journal.read_state`` (the
     one-off rebuild), and the last records go through baton's own ``journal.append`` and
     ``actions.approve_step``: any step before NEXT left unfinished by the bulk ledger is recorded
     done, a Stop hook's note pads the tail to ``TAIL`` records, then NEXT is approved (a signed
@@ -679,7 +680,7 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
         f"target  : a hook costs less than {TARGET_MS:g} ms over `python3 -c pass`, at any ledger size",
     ]
     if meta.get("skipped"):
-        lines.append(f"skipped : {', '.join(meta['skipped'])} (store/shellscan.py is not there yet)")
+        lines.append(f"skipped : {', '.join(meta['skipped'])} (store/shell/scan.py is not there yet)")
     lines.append("")
     header = ("records", "command", "median ms", "min ms", "max ms", "over -c pass", "over -S -c pass",
               "CPU ms", "RSS MB", "out B", "verdict")

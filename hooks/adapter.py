@@ -74,7 +74,7 @@ def not_installed(event: str, exc: BaseException) -> Optional[Dict[str, Any]]:
 
 def _log_failure(event: str, payload: Optional[Mapping[str, Any]], error: str) -> None:
     try:
-        from store import health, location
+        from store.state import health, location
 
         cwd = (payload or {}).get("cwd")
         layout = location.resolve(os.environ, cwd if isinstance(cwd, str) and os.path.isabs(cwd) else None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from store.location import Layout, resolve
+from store.state.location import Layout, resolve
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

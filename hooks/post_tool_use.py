@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 
 from hooks.context import layout_for, session_of
-from store import journal, outcomes
-from store.job import Job
-from store.location import Layout
+from store.monitor import outcomes
+from store.state import journal
+from store.state.job import Job
+from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
         words = " ".join(command.split())[:80]
         if not ok:
             return words, []
-        from store.shellscan import scan
+        from store.shell.scan import scan
 
         return words, [outcomes.shown_path(w, str(layout.project)) for w in scan(command, cwd, home).writes][:20]
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []

@@ -10,8 +10,9 @@ import os
 
 from hooks.adapter import PayloadError, deny
 from hooks.context import layout_for
-from store import limits, outcomes, policy
-from store.job import Job
+from store.gate import policy
+from store.monitor import limits, outcomes
+from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

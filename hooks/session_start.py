@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from hooks.context import layout_for
-from store.errors import BatonError
-from store.job import Job
-from store.protocol import session_context
-from store.text import one_line
+from store.base.errors import BatonError
+from store.base.text import one_line
+from store.state.job import Job
+from store.state.protocol import session_context
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,13 +1,13 @@
 """Stop: while NEXT exists, send the agent back with the NEXT line, within baton's own budget.
 
-Not while a background subagent still runs: the session is not over then (see ``store.loop``).
+Not while a background subagent still runs: the session is not over then (see ``store.monitor.loop``).
 """
 
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
-from store import loop
-from store.job import Job
+from store.monitor import loop
+from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     prompt = payload.get("prompt")
     if not isinstance(prompt, str) or not prompt.lstrip().startswith("/baton:"):
         return None  # an ordinary prompt: answer before importing the command machinery
-    from store import commands
+    from store.cli import prompt as commands
 
     parsed = commands.parse(prompt)
     if parsed is None:

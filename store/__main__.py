@@ -8,6 +8,6 @@ from pathlib import Path
 # Run as a directory, this file's folder is sys.path[0]; the package needs its parent instead.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from store.cli import main  # noqa: E402
+from store.cli.main import main  # noqa: E402
 
 sys.exit(main())

@@ -24,7 +24,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # the tests chdir away from the repository, so '' is not enough
     sys.path.insert(0, str(REPO))
 
-from store import cli, ledger  # noqa: E402
+from store.cli import main as cli  # noqa: E402
+from store.state import ledger  # noqa: E402
 
 settings.register_profile(
     "baton",

@@ -13,9 +13,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import actions, approvals
-from store.job import Job
-from store.location import Layout
+from store.cli import actions
+from store.state import approvals
+from store.state.job import Job
+from store.state.location import Layout
 
 if TYPE_CHECKING:
     from conftest import Sandbox

@@ -14,11 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import actions, journal, ledger, location, snapshot
-from store.brief import ALL_DONE, MAX_CHARS, render
-from store.ledger import GENESIS, format_line, seal
-from store.plan import parse_plan
-from store.snapshot import Snapshot
+from store.cli import actions
+from store.state import journal, ledger, location, snapshot
+from store.state.brief import ALL_DONE, MAX_CHARS, render
+from store.state.ledger import GENESIS, format_line, seal
+from store.state.plan import parse_plan
+from store.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from conftest import ChainLines, InProcess, Sandbox

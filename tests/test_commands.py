@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store import commands
-from store.errors import BatonError
-from store.location import Layout
+from store.base.errors import BatonError
+from store.cli import prompt as commands
+from store.state.location import Layout
 
 if TYPE_CHECKING:
     from conftest import Sandbox

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, List
 
 import pytest
 
-from store import durable
+from store.base import durable
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox
@@ -71,7 +71,7 @@ HOLDER = """
 import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from store import durable
+from store.base import durable
 with durable.locked(Path(sys.argv[2])):
     Path(sys.argv[3]).write_text("held")
     time.sleep(1.0)
@@ -101,7 +101,7 @@ import runpy, sys
 sys.modules["fcntl"] = None  # every "import fcntl" now raises ImportError, as on Windows
 root, script = sys.argv[1], sys.argv[2]
 sys.path.insert(0, root)
-from store import durable
+from store.base import durable
 if durable.HAVE_LOCKS or "fcntl" in dir(durable) and durable.fcntl is not None:
     sys.exit("fcntl was imported after all")
 sys.argv = sys.argv[2:]

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store import journal, location, snapshot
-from store.errors import BatonError
-from store.ledger import check_link, parse_line, read_last, seal
+from store.base.errors import BatonError
+from store.state import journal, location, snapshot
+from store.state.ledger import check_link, parse_line, read_last, seal
 
 if TYPE_CHECKING:
     from conftest import Baton, ChainLines, Sandbox
@@ -132,7 +132,8 @@ def test_append_refuses_when_the_last_line_is_corrupt(baton: Baton, sandbox: San
 WORKER = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from store import journal, location
+from store.state import journal
+from store.state import location
 worker, count, go = sys.argv[2], int(sys.argv[3]), sys.argv[4]
 layout = location.resolve()
 while not os.path.exists(go):
@@ -194,7 +195,8 @@ def test_eight_processes_appending_at_once_lose_and_interleave_nothing(
 TORN_WRITER = """
 import os, sys, time
 sys.path.insert(0, sys.argv[1])
-from store import journal, location
+from store.state import journal
+from store.state import location
 real_write = os.write
 
 def torn_write(fd, data):

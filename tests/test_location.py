@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict
 
 import pytest
 
-from store.location import Layout, resolve
+from store.state.location import Layout, resolve
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional
 
 import pytest
 
-from store import journal, loop, outcomes
-from store.job import Job
-from store.location import Layout
+from store.monitor import loop, outcomes
+from store.state import journal
+from store.state.job import Job
+from store.state.location import Layout
 
 if TYPE_CHECKING:
     from conftest import Sandbox

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping
 
 import pytest
 
-from store import outcomes
-from store.location import Layout
+from store.monitor import outcomes
+from store.state.location import Layout
 
 if TYPE_CHECKING:
     from conftest import Sandbox

@@ -9,8 +9,9 @@ from typing import Any, Dict, Mapping, Optional
 
 import pytest
 
-from store import bashgate, policy
-from store.plan import Plan, Step, parse_plan
+from store.gate import bash as bashgate
+from store.gate import policy
+from store.state.plan import Plan, Step, parse_plan
 
 
 class Where:

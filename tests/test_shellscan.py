@@ -1,4 +1,4 @@
-"""store.shellscan: which files one Bash command may write, read statically (nothing is run)."""
+"""store.shell.scan: which files one Bash command may write, read statically (nothing is run)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.shellscan import Scan, scan
+from store.shell.scan import Scan, scan
 
 REPO = Path(__file__).resolve().parent.parent
 CWD = "/work/proj"
@@ -452,7 +452,7 @@ def test_never_raises_and_stays_fast(command: object) -> None:
 
 
 def test_imports_only_the_standard_library_it_needs() -> None:
-    code = ("import sys; before = set(sys.modules); import store.shellscan; "
+    code = ("import sys; before = set(sys.modules); import store.shell.scan; "
             "print(' '.join(sorted(set(sys.modules) - before)))")
     out = subprocess.run([sys.executable, "-S", "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
     loaded = set(out.stdout.split())

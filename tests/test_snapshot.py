@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from store import ledger, snapshot
-from store.ledger import GENESIS, parse_line
-from store.snapshot import KEEP_SESSIONS, Snapshot
+from store.state import ledger, snapshot
+from store.state.ledger import GENESIS, parse_line
+from store.state.snapshot import KEEP_SESSIONS, Snapshot
 
 if TYPE_CHECKING:
     from conftest import ChainLines
@@ -78,7 +78,7 @@ def test_from_bytes_refuses_what_it_cannot_trust(raw: bytes) -> None:
 
 
 class Reads:
-    """Wraps ``iter_lines`` in store.snapshot to record where each scan starts and how much it reads."""
+    """Wraps ``iter_lines`` in store.state.snapshot to record where each scan starts and how much it reads."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.scans: List[Tuple[int, int]] = []  # (start offset, bytes yielded)

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from store.protocol import session_context
+from store.state.protocol import session_context
 
 from .briefs import SUMMARY, Run, bash, conversation, first_message_with, injected, is_compaction, write
 from .driver import Claude, kill_group

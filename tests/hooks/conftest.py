@@ -17,8 +17,9 @@ from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Union
 import hookkit
 import pytest
 
-from store import journal, outcomes
-from store.location import Layout
+from store.monitor import outcomes
+from store.state import journal
+from store.state.location import Layout
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_PARTS = (".claude-plugin", "hooks", "store", "bin", "commands")

@@ -10,7 +10,7 @@ from typing import Any, Dict, Optional
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store import approvals
+from store.state import approvals
 
 
 def write(payload: Payloads, path: str) -> Dict[str, Any]:

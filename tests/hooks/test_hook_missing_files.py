@@ -109,7 +109,7 @@ def test_other_hooks_stay_silent(event: str, name: str, with_plan: bool, damage:
 def test_a_missing_bash_scanner_refuses_bash_only_while_a_job_is_active(with_plan: bool, tmp_path: Path, job: JobDir,
                                                                         payload: Payloads, python_shim: str) -> None:
     root = copy_plugin(tmp_path)
-    remove("store/shellscan.py")(root)
+    remove("store/shell/scan.py")(root)
     if with_plan:
         job.plan(["a"])
     bash = run_broken(root, job, python_shim, "PreToolUse", payload("pre_tool_use_bash"))

@@ -11,8 +11,8 @@ import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store import outcomes
-from store.protocol import HEADER
+from store.monitor import outcomes
+from store.state.protocol import HEADER
 
 EVENT_KEYS = {"ts", "session", "agent", "step", "tool", "target", "ok", "error", "changed"}
 

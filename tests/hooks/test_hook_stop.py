@@ -11,7 +11,7 @@ import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store.protocol import stop_reason
+from store.state.protocol import stop_reason
 
 OTHER = "b7c1e2d3-0000-4000-8000-00000000beef"
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import os
 
-from store import journal
-from store.brief import progress
-from store.plan import Plan, Step, load_plan
+from store.state import journal
+from store.state.brief import progress
+from store.state.plan import Plan, Step, load_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Mapping, Optional, Sequence
 
-    from store.location import Layout
+    from store.state.location import Layout
 
 
 class Job:
@@ -30,7 +30,7 @@ class Job:
     def approvals_checked(self) -> Dict[str, bool]:
         """Each approval in the ledger mapped to whether its signature holds."""
         if self._approved is None:
-            from store import approvals  # only steps with an approval record need the signature check
+            from store.state import approvals  # only steps with an approval record need the signature check
 
             self._approved = approvals.approved_steps(self.snap.approvals, self.env, self.key_scope)
         return self._approved
@@ -51,8 +51,8 @@ class Job:
         return [s for s, ok in self.approvals_checked.items() if not ok] if self.snap.approvals else []
 
     def brief(self, session: str = "", news: Sequence[str] = ()) -> str:
-        from store import health
-        from store.brief import render
+        from store.state import health
+        from store.state.brief import render
 
         extra = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"
                  for s in self.forged()[:2]]

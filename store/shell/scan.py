@@ -22,17 +22,18 @@ from __future__ import annotations
 
 import re
 
-from store import shellcmds, shellprog
-from store.shellgrammar import MAX_NEST, Walker, union
-from store.shelllex import tokenize
-from store.shellwords import LITERAL, Arith, Redir, Word
+from store.shell import commands as shellcmds
+from store.shell import programs as shellprog
+from store.shell.grammar import MAX_NEST, Walker, union
+from store.shell.lex import tokenize
+from store.shell.words import LITERAL, Arith, Redir, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Optional
 
-    from store.shellgrammar import Cwds, Flow
-    from store.shellwords import Token
+    from store.shell.grammar import Cwds, Flow
+    from store.shell.words import Token
 
 MAX_LENGTH = 100_000
 MAX_DEPTH = 10  # nested shells, evals, substitutions and function calls

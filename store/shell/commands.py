@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import re
 
-from store import shellprog, shellwrite
-from store.shellwords import Word, computed, getopt, lit
+from store.shell import programs as shellprog
+from store.shell import writers as shellwrite
+from store.shell.words import Word, computed, getopt, lit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
 
-    from store.shellscan import Command
+    from store.shell.scan import Command
 
     Handler = Callable[[Command, str, list[Word]], None]
 

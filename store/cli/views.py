@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from store.brief import ALL_DONE, progress
-from store.job import Job
-from store.text import one_line
+from store.base.text import one_line
+from store.state.brief import ALL_DONE, progress
+from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,10 +7,10 @@ At most :data:`MAX_CHARS` characters.
 
 from __future__ import annotations
 
-from store.plan import Plan, Step
-from store.snapshot import Snapshot
-from store.text import join_within, one_line
-from store.values import Frozen
+from store.base.text import join_within, one_line
+from store.base.values import Frozen
+from store.state.plan import Plan, Step
+from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from store.shellwords import Arith, Builder, Op, Place, Redir, Word, ansi_c
+from store.shell.words import Arith, Builder, Op, Place, Redir, Word, ansi_c
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from store.shellwords import Token
+    from store.shell.words import Token
 
 MAX_NEST = 12
 _OPS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")

@@ -9,14 +9,14 @@ an unknown directory (None).
 
 from __future__ import annotations
 
-from store.shellwords import Arith, Op, Redir, Word
+from store.shell.words import Arith, Op, Redir, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional, Tuple
 
-    from store.shellscan import Result
-    from store.shellwords import Token
+    from store.shell.scan import Result
+    from store.shell.words import Token
 
     Cwds = Tuple[Optional[str], ...]
     Flow = Tuple[Cwds, Cwds]  # the directories possibly current after success, after failure

@@ -14,8 +14,9 @@ import fnmatch
 import os
 import re
 
-from store import approvals, scope
-from store.plan import Plan, Step
+from store.gate import scope
+from store.state import approvals
+from store.state.plan import Plan, Step
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step], read_onl
     if call.tool in WRITE_TOOLS:
         return _decide_write(call, plan, rules, read_only)
     if call.tool == "Bash":
-        from store.bashgate import decide_bash
+        from store.gate.bash import decide_bash
 
         return decide_bash(call, plan, rules, read_only)
     if call.tool == "Skill":

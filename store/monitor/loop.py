@@ -14,10 +14,12 @@ from __future__ import annotations
 import json
 import os
 
-from store import durable, journal, limits
-from store.job import Job
-from store.outcomes import read_counters, save_counters
-from store.protocol import stop_reason
+from store.base import durable
+from store.monitor import limits
+from store.monitor.outcomes import read_counters, save_counters
+from store.state import journal
+from store.state.job import Job
+from store.state.protocol import stop_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

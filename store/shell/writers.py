@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import re
 
-from store.shellwords import LITERAL, Word, getopt, lit
+from store.shell.words import LITERAL, Word, getopt, lit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
 
-    from store.shellscan import Command
+    from store.shell.scan import Command
 
     Handler = Callable[[Command, str, list[Word]], None]
 

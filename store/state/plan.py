@@ -12,8 +12,8 @@ import json
 import math
 from pathlib import Path
 
-from store.errors import USAGE, BatonError
-from store.values import Frozen
+from store.base.errors import USAGE, BatonError
+from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

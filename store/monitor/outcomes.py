@@ -12,8 +12,8 @@ import json
 import os
 from pathlib import Path
 
-from store import durable
-from store.location import Layout
+from store.base import durable
+from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def _read_json(path: Path) -> Dict[str, Any]:
 
 def shown_path(path: str, project: str) -> str:
     """How a changed file is recorded: resolved and project-relative, or absolute when outside."""
-    from store.scope import relative
+    from store.gate.scope import relative
 
     rel = relative(os.path.realpath(path), os.path.realpath(project))
     return rel if rel is not None else path

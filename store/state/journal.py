@@ -11,12 +11,13 @@ import os
 import sys
 import time
 
-from store import durable, snapshot
-from store.errors import CHECK, BatonError
-from store.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
-from store.location import Layout
-from store.snapshot import STEP_STATUSES, Loaded, Snapshot
-from store.values import Frozen
+from store.base import durable
+from store.base.errors import CHECK, BatonError
+from store.base.values import Frozen
+from store.state import snapshot
+from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
+from store.state.location import Layout
+from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

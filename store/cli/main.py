@@ -13,10 +13,13 @@ import os
 import sys
 from pathlib import Path
 
-from store import __version__, actions, journal, location, report
-from store.errors import CHECK, USAGE, BatonError
-from store.job import Job
-from store.ledger import read_last
+from store import __version__
+from store.base.errors import CHECK, USAGE, BatonError
+from store.cli import actions
+from store.cli import views as report
+from store.state import journal, location
+from store.state.job import Job
+from store.state.ledger import read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from store.snapshot import Snapshot
+from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ import fnmatch
 import os
 import re
 
-from store import approvals, scope
-from store.policy import (
+from store.gate import scope
+from store.gate.policy import (
     BATON_READ,
     BATON_WRITE,
     Call,
@@ -25,13 +25,14 @@ from store.policy import (
     protected_reason,
     step_name,
 )
-from store.shellscan import scan
+from store.shell.scan import scan
+from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional, Sequence, Tuple
 
-    from store.plan import Plan
+    from store.state.plan import Plan
 
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
 SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")

@@ -14,7 +14,7 @@ import json
 import os
 from pathlib import Path
 
-from store.values import Frozen
+from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

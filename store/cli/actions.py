@@ -5,13 +5,15 @@ from __future__ import annotations
 import difflib
 import json
 
-from store import approvals, durable, journal, validation
-from store.brief import ALL_DONE, progress
-from store.errors import CHECK, BatonError
-from store.job import Job
-from store.location import Layout
-from store.plan import Plan, load_plan, parse_text
-from store.text import one_line
+from store.base import durable
+from store.base.errors import CHECK, BatonError
+from store.base.text import one_line
+from store.cli import validation
+from store.state import approvals, journal
+from store.state.brief import ALL_DONE, progress
+from store.state.job import Job
+from store.state.location import Layout
+from store.state.plan import Plan, load_plan, parse_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

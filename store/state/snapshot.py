@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from store.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
-from store.values import Value
+from store.base.values import Value
+from store.state.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import re
 
-from store.errors import BatonError
-from store.job import Job
+from store.base.errors import BatonError
+from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Mapping, Optional, Tuple
 
-    from store.location import Layout
+    from store.state.location import Layout
 
 PATTERN = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")
@@ -60,15 +60,15 @@ def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    from store import report
-    from store.ledger import read_last
+    from store.cli import views as report
+    from store.state.ledger import read_last
 
     last, _ = read_last(layout.ledger, 5)
     return report.status_text(report.status_data(Job(layout, env), last))
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    from store import actions
+    from store.cli import actions
 
     words, note = split_words(args, 2)
     if len(words) < 2:
@@ -77,7 +77,7 @@ def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 
 def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    from store import actions
+    from store.cli import actions
 
     words, note = split_words(args, 1)
     if not words:
@@ -88,9 +88,9 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
 def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
     import shlex
 
-    from store import actions
-    from store.plan import load_plan
-    from store.text import one_line
+    from store.base.text import one_line
+    from store.cli import actions
+    from store.state.plan import load_plan
 
     if args:
         try:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from store.values import Frozen
+from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import re
 
-from store.shellwords import Word, getopt
+from store.shell.words import Word, getopt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable
 
-    from store.shellscan import Command
+    from store.shell.scan import Command
 
     Handler = Callable[[Command, str, list[Word]], None]
 

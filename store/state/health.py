@@ -10,8 +10,8 @@ import json
 import os
 from pathlib import Path
 
-from store import durable
-from store.location import Layout
+from store.base import durable
+from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

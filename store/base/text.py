@@ -9,14 +9,14 @@ if TYPE_CHECKING:
 
 
 def one_line(text: str, limit: int) -> str:
-    """``text`` with every control, format or line/paragraph separator replaced by a space,
+    """``text`` with every control, format, surrogate or line/paragraph separator replaced by a space,
     whitespace runs collapsed, and cut to ``limit`` characters (with an ellipsis)."""
     if text.isascii():
         cleaned = "".join(" " if c < " " or c == "\x7f" else c for c in text)
     else:
         from unicodedata import category
 
-        cleaned = "".join(" " if category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+        cleaned = "".join(" " if category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c for c in text)
     cleaned = " ".join(cleaned.split())
     return cleaned if len(cleaned) <= limit else cleaned[: max(limit - 1, 0)] + "\u2026"
 

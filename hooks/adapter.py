@@ -54,7 +54,8 @@ def deny(reason: str) -> Dict[str, Any]:
 def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str) -> Optional[Dict[str, Any]]:
     if event == "PreToolUse":
         return deny(f"baton's gate could not check this call ({error}), so it is refused to be safe. "
-                    "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing.")
+                    "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing. "
+                    "[baton:gate-error]")
     prompt = str((payload or {}).get("prompt", ""))
     if event == "UserPromptSubmit" and prompt.lstrip().startswith("/baton:"):
         return {"decision": "block", "reason": f"baton could not run this command: {error}. Nothing was changed.",
@@ -69,7 +70,7 @@ def not_installed(event: str, exc: BaseException) -> Optional[Dict[str, Any]]:
     if event != "PreToolUse" or not os.path.exists(plan):
         return None
     return deny(f"baton's gate is not installed correctly ({type(exc).__name__}: {exc}), so calls are refused "
-                "while a job is active. Tell the person to reinstall the baton plugin.")
+                "while a job is active. Tell the person to reinstall the baton plugin. [baton:not-installed]")
 
 
 def _log_failure(event: str, payload: Optional[Mapping[str, Any]], error: str) -> None:

@@ -9,7 +9,7 @@ except BaseException as exc:
     import os
     plan = os.path.join(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), ".baton", "plan.json")
     if event == "PreToolUse" and os.path.exists(plan):
-        why = "baton's gate is not installed correctly (%s: %s), so calls are refused while a job is active. Tell the person to reinstall the baton plugin." % (type(exc).__name__, exc)
+        why = "baton's gate is not installed correctly (%s: %s), so calls are refused while a job is active. Tell the person to reinstall the baton plugin. [baton:not-installed]" % (type(exc).__name__, exc)
         print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": why}}))
     sys.stderr.write("baton: hook unavailable: %s\n" % exc)
     sys.exit(0)

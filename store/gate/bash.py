@@ -14,17 +14,8 @@ import fnmatch
 import os
 import re
 
-from store.gate import scope
-from store.gate.policy import (
-    BATON_READ,
-    BATON_WRITE,
-    Call,
-    Rules,
-    matches_any,
-    mentions_protected,
-    protected_reason,
-    step_name,
-)
+from store.base import paths as scope
+from store.gate.call import Call, Rules, matches_any, mentions_protected, protected, refuse
 from store.shell.scan import scan
 from store.state import approvals
 
@@ -34,6 +25,8 @@ if TYPE_CHECKING:
 
     from store.state.plan import Plan
 
+BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
+BATON_WRITE = ("record",)
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
 SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
 KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
@@ -61,13 +54,14 @@ def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan])
     for argv in invocations:
         sub = _subcommand(argv)
         if sub == "approve" or any("approve" in a.lower() for a in argv[1:3]):
-            return ("baton denied `baton approve`: only a person approves a step, by typing /baton:approve STEP "
-                    "in the prompt. Stop and ask them.")
+            return refuse("approve", "baton denied `baton approve`: only a person approves a step, by typing "
+                                     "/baton:approve STEP in the prompt. Stop and ask them.")
         if sub == "init" and plan is not None:
-            return ("baton denied `baton init`: this job already has a plan, and changing it is the person's "
-                    "decision. Ask them if the plan needs to change.")
+            return refuse("baton-init", "baton denied `baton init`: this job already has a plan, and changing it is "
+                                        "the person's decision. Ask them if the plan needs to change.")
         if sub and sub not in BATON_READ + BATON_WRITE + ("init",):
-            return f"baton denied `baton {sub}`: not a command the agent may run (use brief, status, log, record)."
+            return refuse("baton-cmd", f"baton denied `baton {sub}`: not a command the agent may run (use brief, "
+                                       "status, log, record).")
     return None
 
 
@@ -75,45 +69,43 @@ def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]])
     return bool(invocations) and len(invocations) == len(commands)
 
 
-def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[str]) -> Optional[str]:
+def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
+                read_only: Optional[Tuple[str, str]]) -> Optional[str]:
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
-        return "baton denied this Bash call: it has no command string, so it cannot be checked."
+        return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
     for rule in plan.rules if plan else ():
         if _rule_hit(command, rule.deny_bash):
             detail = f": {rule.reason}" if rule.reason else ""
-            return f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}."
+            return refuse("rule", f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}.")
     folded = scope.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
-        return "baton denied this command: it names baton's approval key, which no tool may read or write."
+        return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
+                             "write.")
     result = scan(command, call.cwd, call.home)
     verdict = _baton_verdict(result.baton, plan)
     if verdict:
         return verdict
     for target in result.writes:
-        why = protected_reason(call, os.path.realpath(target), os.path.normpath(target), plan)
-        if why:
-            return (f"baton denied this command: it writes {_shown(call, target)}, and {why}. Record progress with "
-                    "`baton record STEP STATUS NOTE` instead.")
-    if result.opaque and mentions_protected(call, command):
-        return (f"baton denied this command: {mentions_protected(call, command)}, and what it does cannot "
-                f"be checked ({result.opaque[0]}). Use `baton record` to change the ledger.")
+        found = protected(call, os.path.realpath(target), os.path.normpath(target), plan)
+        if found:
+            return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
+                                    "Record progress with `baton record STEP STATUS NOTE` instead.")
+    named = mentions_protected(command)
+    if result.opaque and named:
+        return refuse("own-files", f"baton denied this command: {named}, and what it does cannot be checked "
+                                   f"({result.opaque[0]}). Use `baton record` to change the ledger.")
     harmless = result.readonly or (
         _baton_only(result.commands, result.baton) and not result.writes and not result.opaque)
     if read_only and not harmless:
-        return f"baton denied this command: {read_only} Read-only commands and `baton brief` still work."
+        return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
+                                    "`baton brief` still work.")
     if rules.tools is not None and "Bash" not in rules.tools:
-        return f"baton denied Bash: step {step_name(rules)} allows only the tools {', '.join(rules.tools) or '(none)'}."
+        return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
+                               f"{', '.join(rules.tools) or '(none)'}.")
     if rules.writes is None or harmless or matches_any(command, rules.bash):
         return None
     return _outside_writes(call, rules, result.writes, result.opaque)
-
-
-def _shown(call: Call, target: str) -> str:
-    """A write target as the model should read it: resolved, project-relative when inside."""
-    real = os.path.realpath(target)
-    rel = scope.relative(real, call.project)
-    return rel if rel else real
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
@@ -121,8 +113,10 @@ def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Seq
     if not outside and not opaque:
         return None
     allowed = ", ".join(rules.writes or ()) or "nothing"
-    detail = (f"it writes {', '.join(_shown(call, t) for t in outside[:3])} outside them" if outside
-              else f"baton cannot tell what it writes ({'; '.join(opaque[:2])})")
-    return (f"baton denied this command: step {step_name(rules)} may write only {allowed}, and {detail}. Use "
-            "read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern "
-            "for this command to the step.")
+    if outside:
+        code, detail = "writes", f"it writes {', '.join(call.shown(t) for t in outside[:3])} outside them"
+    else:
+        code, detail = "unknown-effect", f"baton cannot tell what it writes ({'; '.join(opaque[:2])})"
+    return refuse(code, f"baton denied this command: step {rules.name} may write only {allowed}, and {detail}. Use "
+                        "read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern "
+                        "for this command to the step.")

@@ -1,5 +1,5 @@
 """Watching a running job: tool outcomes and alerts, job limits, and the Stop loop.
 
 Built on ``store.state``; reads Bash commands through ``store.shell`` and paths through
-``store.gate.scope``.
+``store.base.paths``.
 """

@@ -34,7 +34,7 @@ def _read_json(path: Path) -> Dict[str, Any]:
 
 def shown_path(path: str, project: str) -> str:
     """How a changed file is recorded: resolved and project-relative, or absolute when outside."""
-    from store.gate.scope import relative
+    from store.base.paths import relative
 
     rel = relative(os.path.realpath(path), os.path.realpath(project))
     return rel if rel is not None else path

@@ -1,6 +1,6 @@
 """What known commands do, for ``shellscan``: read-only commands, wrappers, cd, assignments, git.
 
-``dispatch(cmd, name, args)`` reports through ``cmd`` (a ``shellscan.Command``) what the command
+``dispatch(cmd, name, args)`` reports through ``cmd`` (a ``contract.Command``) what the command
 ``name args`` does: files it writes (``cmd.write``), why its effect is unknown (``cmd.opaque``),
 the commands it runs in turn (``cmd.aside().run``, ``cmd.code``) and a change of directory
 (``cmd.chdir``). File writers are in ``shellwrite``, commands that run code in ``shellprog``;
@@ -18,11 +18,8 @@ from store.shell.words import Word, computed, getopt, lit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
 
-    from store.shell.scan import Command
-
-    Handler = Callable[[Command, str, list[Word]], None]
+    from store.shell.contract import Command, Handler
 
 PURE = frozenset(
     """ls cat head tail more grep egrep fgrep zgrep wc echo pwd which type whereis stat du df cmp comm cut tr

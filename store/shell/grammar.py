@@ -13,13 +13,8 @@ from store.shell.words import Arith, Op, Redir, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
-
-    from store.shell.scan import Result
-    from store.shell.words import Token
-
-    Cwds = Tuple[Optional[str], ...]
-    Flow = Tuple[Cwds, Cwds]  # the directories possibly current after success, after failure
+    from store.shell.contract import Cwds, Flow, Token
+    from store.shell.contract import Runner as Result
 
 MAX_NEST = 60  # compound commands inside one another
 MAX_CWDS = 16  # directories followed at once
@@ -171,7 +166,7 @@ class Walker:
             self.k += 2
         self.newlines()
         start = self.k
-        dry = Walker(type(self.result)("/"), self.toks)
+        dry = Walker(self.result.dry(), self.toks)
         dry.result.nest = self.result.nest
         dry.k = start
         dry.command(cwds)

@@ -13,11 +13,8 @@ from store.shell.words import Word, getopt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
 
-    from store.shell.scan import Command
-
-    Handler = Callable[[Command, str, list[Word]], None]
+    from store.shell.contract import Command, Handler
 
 _VERSION = frozenset(("--version", "-V", "-v", "--help", "-h", "version", "help"))
 _SHELLS = frozenset(("bash", "sh", "zsh", "dash", "ksh", "mksh", "ash"))

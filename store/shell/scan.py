@@ -32,8 +32,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Optional
 
-    from store.shell.grammar import Cwds, Flow
-    from store.shell.words import Token
+    from store.shell.contract import Cwds, Flow, Token
 
 MAX_LENGTH = 100_000
 MAX_DEPTH = 10  # nested shells, evals, substitutions and function calls
@@ -144,6 +143,9 @@ class Result:
         self.depth = 0
         self.nest = 0  # compound commands and nested walks being read (bounds the Python stack)
         self.work = 0
+
+    def dry(self) -> Result:
+        return Result("/")
 
     def scan(self) -> Scan:
         writes, opaque = tuple(dict.fromkeys(self.writes)), tuple(dict.fromkeys(self.opaque))

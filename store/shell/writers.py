@@ -1,7 +1,7 @@
 """Commands that write files, for ``shellscan``: which of their arguments they write.
 
 ``HANDLERS[name](cmd, name, args)`` reports each file the command writes with ``cmd.write`` and
-what it cannot tell with ``cmd.opaque`` (``cmd`` is a ``shellscan.Command``).
+what it cannot tell with ``cmd.opaque`` (``cmd`` is a ``contract.Command``).
 """
 
 from __future__ import annotations
@@ -12,11 +12,8 @@ from store.shell.words import LITERAL, Word, getopt, lit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable
 
-    from store.shell.scan import Command
-
-    Handler = Callable[[Command, str, list[Word]], None]
+    from store.shell.contract import Command, Handler
 
 # every operand is written: (option letters taking a value, long options; "name=" takes a value)
 _OPERANDS = {

@@ -16,7 +16,7 @@ from store.base import durable
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_atomic_write_replaces_the_file_and_leaves_no_temp(tmp_path: Path) -> None:

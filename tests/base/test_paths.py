@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.gate import scope
+from store.base import paths as scope
 
 
 @pytest.mark.parametrize("path,pattern,matches", [

@@ -10,6 +10,7 @@ from typing import Any, Dict, Mapping, Optional
 import pytest
 
 from store.gate import bash as bashgate
+from store.gate import call as gatecall
 from store.gate import policy
 from store.state.plan import Plan, Step, parse_plan
 
@@ -23,14 +24,14 @@ class Where:
         (self.project / ".baton").mkdir(parents=True)
         self.home.mkdir()
 
-    def call(self, tool: str, tool_input: Mapping[str, Any], env: Optional[Dict[str, str]] = None) -> policy.Call:
-        return policy.Call(tool, tool_input, str(self.project), str(self.project), str(self.project / ".baton"),
+    def call(self, tool: str, tool_input: Mapping[str, Any], env: Optional[Dict[str, str]] = None) -> gatecall.Call:
+        return gatecall.Call(tool, tool_input, str(self.project), str(self.project), str(self.project / ".baton"),
                            str(self.home), env if env is not None else {"HOME": str(self.home)})
 
-    def write(self, rel: str) -> policy.Call:
+    def write(self, rel: str) -> gatecall.Call:
         return self.call("Write", {"file_path": str(self.project / rel), "content": "x"})
 
-    def bash(self, command: str) -> policy.Call:
+    def bash(self, command: str) -> gatecall.Call:
         return self.call("Bash", {"command": command})
 
 
@@ -49,19 +50,19 @@ def plan_of(*steps: Any, **job: Any) -> Plan:
     (Step("a", phase="planned"), None, (), ()),
     (Step("a", phase="approved"), None, (), ()),
     (Step("a", phase="implemented"), None, None, ()),
-    (Step("a", phase="validated"), None, (), policy.TEST_COMMANDS),
+    (Step("a", phase="validated"), None, (), gatecall.TEST_COMMANDS),
     (Step("a", phase="published"), None, None, ()),
     (Step("a", phase="validated", writes=("reports/**",), bash=("make check",)), None, ("reports/**",),
      ("make check",)),
     (Step("a", phase="discovered", tools=("Read",)), ("Read",), (), ()),
 ])
 def test_rules_take_explicit_fields_then_phase_defaults(step: Step, tools: Any, writes: Any, bash: Any) -> None:
-    rules = policy.Rules(step)
+    rules = gatecall.Rules(step)
     assert (rules.tools, rules.writes, rules.bash) == (tools, writes, bash)
 
 
 def test_no_step_means_no_rules() -> None:
-    rules = policy.Rules(None)
+    rules = gatecall.Rules(None)
     assert (rules.tools, rules.writes, rules.bash) == (None, None, ())
 
 
@@ -81,19 +82,19 @@ def test_no_step_means_no_rules() -> None:
     ("make", ("make *",), False),
 ])
 def test_matches_any(command: str, patterns: Any, matches: bool) -> None:
-    assert policy.matches_any(command, patterns) is matches
+    assert gatecall.matches_any(command, patterns) is matches
 
 
 def test_protected_beats_read_only_and_tools(where: Where) -> None:
     plan = plan_of({"id": "a", "tools": ["Read"]})
-    reason = policy.decide(where.write(".baton/plan.json"), plan, plan.steps[0], "NEXT waits")
+    reason = policy.decide(where.write(".baton/plan.json"), plan, plan.steps[0], ("waiting", "NEXT waits"))
     assert reason is not None and "inside .baton/" in reason
 
 
 def test_read_only_beats_tools_and_writes(where: Where) -> None:
     plan = plan_of({"id": "a", "tools": ["Read"], "writes": ["src/**"]})
-    reason = policy.decide(where.write("docs/x.md"), plan, plan.steps[0], "the job reached its limit (x).")
-    assert reason == f"baton denied Write on {where.project}/docs/x.md: the job reached its limit (x)."
+    reason = policy.decide(where.write("docs/x.md"), plan, plan.steps[0], ("limit", "the job reached its limit (x)."))
+    assert reason == f"baton denied Write on {where.project}/docs/x.md: the job reached its limit (x). [baton:limit]"
 
 
 def test_tools_beat_writes(where: Where) -> None:
@@ -113,7 +114,7 @@ def test_writes_name_the_resolved_path_and_the_globs(where: Where) -> None:
     reason = policy.decide(where.write("docs/x.md"), plan, plan.steps[0], None)
     assert reason == ("baton denied writing docs/x.md (resolved): step build may write only src/**, tests/**. "
                       "Write inside those paths, or finish this step and record it (`baton record STEP done`) "
-                      "first.")
+                      "first. [baton:writes]")
     assert policy.decide(where.write("src/a.py"), plan, plan.steps[0], None) is None
 
 
@@ -179,18 +180,18 @@ def test_read_without_a_path_is_denied(where: Where) -> None:
 
 def test_mentions_protected(where: Where) -> None:
     call = where.bash("x")
-    assert policy.mentions_protected(call, "python3 x.py .BATON/plan.json")
-    assert policy.mentions_protected(call, "cat ~/.config/baton/approval.key")
-    assert policy.mentions_protected(call, "python3 -c 'open(\"\uff0ebaton/x\")'")
-    assert policy.mentions_protected(call, "python3 build.py") is None
+    assert gatecall.mentions_protected("python3 x.py .BATON/plan.json")
+    assert gatecall.mentions_protected("cat ~/.config/baton/approval.key")
+    assert gatecall.mentions_protected("python3 -c 'open(\"\uff0ebaton/x\")'")
+    assert gatecall.mentions_protected("python3 build.py") is None
 
 
 def test_reason_texts() -> None:
     step = Step("design", phase="approved")
-    assert policy.waiting_reason(step) == (
+    assert policy.waiting_reason(step) == ("waiting",
         "step design waits for a person's approval, and until then only reading is allowed. Stop and ask the "
         "person to type /baton:approve design; do not try to approve it yourself.")
-    assert policy.limit_reason(["tool_calls 5 of 5", "turns 9 of 9"]) == (
+    assert policy.limit_reason(["tool_calls 5 of 5", "turns 9 of 9"]) == ("limit",
         "the job reached its limit (tool_calls 5 of 5, turns 9 of 9), so only reading is allowed. Stop and report "
         "to the person; they can raise the limit in .baton/plan.json.")
 
@@ -261,7 +262,7 @@ def test_bash_through_decide_in_a_waiting_step(where: Where) -> None:
     assert policy.decide(where.bash("git status"), plan, plan.steps[0], waiting) is None
     assert policy.decide(where.bash("baton brief && baton status"), plan, plan.steps[0], waiting) is None
     reason = policy.decide(where.bash("touch a"), plan, plan.steps[0], waiting)
-    assert reason == f"baton denied this command: {waiting} Read-only commands and `baton brief` still work."
+    assert reason == f"baton denied this command: {waiting[1]} Read-only commands and `baton brief` still work. [baton:waiting]"
 
 
 def test_bash_writes_into_a_symlinked_state_folder_are_denied(where: Where, tmp_path: Path) -> None:

@@ -52,7 +52,8 @@ def test_deny_bash_rules_hold_in_every_step(command: str, denied: bool, steps: A
     result = hook("PreToolUse", bash(payload, command))
     assert result.denied is denied, result.reason
     if denied:
-        assert result.reason == "baton denied this command: the job's rule `git push*` forbids it: a person pushes."
+        assert result.reason == ("baton denied this command: the job's rule `git push*` forbids it: a person pushes. "
+                                 "[baton:rule]")
 
 
 # --- phases and tools ------------------------------------------------------------------------
@@ -106,7 +107,7 @@ def test_tools_allowlist(hook: Hook, job: JobDir, payload: Payloads) -> None:
     refused = hook("PreToolUse", write(payload, job.path("a.txt")))
     assert refused.denied
     assert refused.reason == ("baton denied Write: step fix allows only the tools Read, Edit. Use one of those, "
-                              "or record the step when it is done.")
+                              "or record the step when it is done. [baton:tools]")
     assert not hook("PreToolUse", payload("pre_tool_use_edit")).denied
     assert hook("PreToolUse", payload("pre_tool_use_notebook_edit")).denied
     assert "baton denied Bash: step fix allows only the tools Read, Edit" in hook(

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from store.shell.scan import Scan, scan
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 CWD = "/work/proj"
 HOME = "/home/u"
 T, F = True, False

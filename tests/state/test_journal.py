@@ -23,7 +23,7 @@ from store.state.ledger import check_link, parse_line, read_last, seal
 if TYPE_CHECKING:
     from conftest import Baton, ChainLines, Sandbox
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _layout() -> location.Layout:

@@ -1,0 +1,112 @@
+"""What the gate knows about one tool call, and the step policy that call is checked against.
+
+``Call`` holds the tool, its input and the places that matter (cwd, project, ``.baton``, the
+approval key's folder); ``Rules`` is the NEXT step's effective policy: its explicit fields, then
+its phase's defaults (:data:`PHASE_DEFAULTS`). ``refuse`` words every refusal the same way: the
+reason for the model, then ``[baton:CODE]``, the code that names the check that refused.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+
+from store.base import paths as scope
+from store.state import approvals
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+    from store.state.plan import Plan, Step
+
+WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
+TEST_COMMANDS = ("pytest*", "python -m pytest*", "python3 -m pytest*", "npm test*", "npm run test*",
+                 "yarn test*", "pnpm test*", "make test*", "make check*", "go test*", "cargo test*",
+                 "tox*", "nox*", "ruff*", "mypy*")
+# phase -> defaults for fields the step leaves out (README: "Phases")
+PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
+    "discovered": {"writes": ()},
+    "planned": {"writes": ()},
+    "approved": {"writes": ()},
+    "implemented": {},
+    "validated": {"writes": (), "bash": TEST_COMMANDS},
+    "published": {},
+}
+CHAINING = re.compile(r"[;&|<>`\n\r]|\$\(")
+
+
+def refuse(code: str, reason: str) -> str:
+    """A refusal as the model reads it; ``code`` is listed in the README's table of gate codes."""
+    return f"{reason} [baton:{code}]"
+
+
+class Rules:
+    """A step's effective policy: explicit fields, then its phase's defaults."""
+
+    def __init__(self, step: Optional[Step]) -> None:
+        self.step = step
+        self.tools: Optional[Tuple[str, ...]] = self._pick("tools")
+        self.writes: Optional[Tuple[str, ...]] = self._pick("writes")
+        self.bash: Tuple[str, ...] = self._pick("bash") or ()
+
+    def _pick(self, name: str) -> Optional[Tuple[str, ...]]:
+        explicit: Optional[Tuple[str, ...]] = getattr(self.step, name) if self.step else None
+        if explicit is not None:
+            return explicit
+        return PHASE_DEFAULTS.get(self.step.phase or "", {}).get(name) if self.step else None
+
+    @property
+    def name(self) -> str:
+        return self.step.id if self.step else "?"
+
+
+class Call:
+    """What the gate knows about one tool call."""
+
+    def __init__(self, tool: str, tool_input: Mapping[str, Any], cwd: str, project: str, state_dir: str,
+                 home: str, env: Mapping[str, str]) -> None:
+        self.tool, self.input, self.cwd, self.home, self.env = tool, tool_input, cwd, home, env
+        self.project = os.path.realpath(project)
+        self.state_dirs = (state_dir, os.path.realpath(state_dir))
+        self.key_dirs = (approvals.key_dir(env), os.path.realpath(approvals.key_dir(env)))
+
+    def shown(self, target: str) -> str:
+        """A path as the model should read it: resolved, project-relative when inside."""
+        real = os.path.realpath(target)
+        rel = scope.relative(real, self.project)
+        return rel if rel else real
+
+
+def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
+    """(code, why) when a write to this path is never allowed, whatever the step."""
+    for path in (real, raw_abs):
+        if any(scope.under(path, d) for d in call.state_dirs):
+            return "own-files", "it is inside .baton/, baton's own state; the ledger changes only through `baton record`"
+        if any(scope.under(path, d) for d in call.key_dirs):
+            return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
+    if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):
+        return "protect", "the plan's `protect` list covers it"
+    return None
+
+
+def mentions_protected(command: str) -> Optional[str]:
+    folded = scope.fold(command)
+    if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
+        return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
+    return None
+
+
+def matches_any(command: str, patterns: Sequence[str]) -> bool:
+    """``command`` (whitespace collapsed) matches a pattern and chains nothing else."""
+    flat = " ".join(command.split())  # look for chaining before collapsing: a newline separates commands
+    return not CHAINING.search(command) and any(fnmatch.fnmatchcase(flat, p) for p in patterns)
+
+
+def tools_check(call: Call, rules: Rules) -> Optional[str]:
+    if rules.tools is not None and call.tool not in rules.tools:
+        return refuse("tools", f"baton denied {call.tool}: step {rules.name} allows only the tools "
+                               f"{', '.join(rules.tools) or '(none)'}. Use one of those, or record the step when it "
+                               "is done.")
+    return None

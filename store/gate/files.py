@@ -1,0 +1,48 @@
+"""Write, Edit and NotebookEdit: may the file this call names be written now?
+
+Never inside ``.baton/``, the approval key's folder or the plan's ``protect`` globs; nothing while
+only reading is allowed; otherwise only tools the step allows, inside the step's ``writes``.
+Paths are resolved through symlinks before any comparison (see ``store.base.paths``).
+"""
+
+from __future__ import annotations
+
+import os
+
+from store.base import paths as scope
+from store.gate.call import WRITE_TOOLS, Call, Rules, protected, refuse, tools_check
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Tuple
+
+    from store.state.plan import Plan
+
+
+def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> Optional[str]:
+    real = scope.resolve(raw, call.cwd, call.home)
+    raw_abs = os.path.normpath(os.path.join(call.cwd, raw))
+    found = protected(call, real, raw_abs, plan)
+    if found:
+        return refuse(found[0], f"baton denied writing {raw}: {found[1]}.")
+    if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
+        allowed = ", ".join(rules.writes) or "nothing"
+        shown = scope.relative(real, call.project)
+        where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
+        return refuse("writes", f"baton denied writing {where}: step {rules.name} may write only {allowed}. Write "
+                                "inside those paths, or finish this step and record it (`baton record STEP done`) "
+                                "first.")
+    return None
+
+
+def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
+                 read_only: Optional[Tuple[str, str]]) -> Optional[str]:
+    raw = call.input.get(WRITE_TOOLS[call.tool]) if isinstance(call.input, dict) else None
+    if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
+        return refuse("payload", f"baton denied {call.tool}: the call has no usable path, so it cannot be checked.")
+    never = target_reason(call, raw, plan, Rules(None))
+    if never:
+        return never
+    if read_only:
+        return refuse(read_only[0], f"baton denied {call.tool} on {raw}: {read_only[1]}")
+    return tools_check(call, rules) or target_reason(call, raw, plan, rules)

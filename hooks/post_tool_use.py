@@ -34,9 +34,9 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
         words = " ".join(command.split())[:80]
         if not ok:
             return words, []
-        from store.shell.scan import scan
+        from store.shell import analyse
 
-        return words, [outcomes.shown_path(w, str(layout.project)) for w in scan(command, cwd, home).writes][:20]
+        return words, [outcomes.shown_path(w, str(layout.project)) for w in analyse(command, cwd, home).writes][:20]
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
 
 

@@ -16,7 +16,7 @@ import re
 
 from store.base import paths as scope
 from store.gate.call import Call, Rules, matches_any, mentions_protected, protected, refuse
-from store.shell.scan import scan
+from store.shell import analyse
 from store.state import approvals
 
 TYPE_CHECKING = False
@@ -82,7 +82,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
-    result = scan(command, call.cwd, call.home)
+    result = analyse(command, call.cwd, call.home)
     verdict = _baton_verdict(result.baton, plan)
     if verdict:
         return verdict
@@ -113,10 +113,10 @@ def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Seq
     if not outside and not opaque:
         return None
     allowed = ", ".join(rules.writes or ()) or "nothing"
+    advice = ("Use read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern for "
+              "this command to the step.")
     if outside:
-        code, detail = "writes", f"it writes {', '.join(call.shown(t) for t in outside[:3])} outside them"
-    else:
-        code, detail = "unknown-effect", f"baton cannot tell what it writes ({'; '.join(opaque[:2])})"
-    return refuse(code, f"baton denied this command: step {rules.name} may write only {allowed}, and {detail}. Use "
-                        "read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern "
-                        "for this command to the step.")
+        return refuse("writes", f"baton denied this command: step {rules.name} may write only {allowed}, and it "
+                                f"writes {', '.join(call.shown(t) for t in outside[:3])} outside them. {advice}")
+    return refuse("unknown-effect", f"baton denied this command: step {rules.name} may write only {allowed}, and "
+                                    f"baton cannot tell what it writes ({'; '.join(opaque[:2])}). {advice}")

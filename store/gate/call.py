@@ -83,7 +83,8 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
     """(code, why) when a write to this path is never allowed, whatever the step."""
     for path in (real, raw_abs):
         if any(scope.under(path, d) for d in call.state_dirs):
-            return "own-files", "it is inside .baton/, baton's own state; the ledger changes only through `baton record`"
+            return "own-files", ("it is inside .baton/, baton's own state; the ledger changes only through "
+                                 "`baton record`")
         if any(scope.under(path, d) for d in call.key_dirs):
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
     if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):

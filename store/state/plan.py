@@ -17,7 +17,7 @@ from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
@@ -130,6 +130,14 @@ def check_id(value: Any, where: str) -> str:
     return value
 
 
+def _only_known(raw: Dict[str, Any], known: Tuple[str, ...], at: Callable[[str], str],
+                shown: Optional[Tuple[str, ...]] = None) -> None:
+    """Refuse the first key of ``raw`` that is not in ``known``, naming the fields it could be."""
+    for key in raw:
+        if key not in known:
+            raise PlanError(f"{at(key)}: unknown field (known: {', '.join(shown or known)})")
+
+
 def _step(raw: Any, index: int, source: str) -> Step:
     if isinstance(raw, str):
         return Step(id=check_id(raw, _where(source, index, None, "id")))
@@ -143,9 +151,7 @@ def _step(raw: Any, index: int, source: str) -> Step:
     def at(name: str) -> str:
         return _where(source, index, sid, name)
 
-    for key in raw:
-        if key not in STEP_FIELDS:
-            raise PlanError(f"{at(key)}: unknown field (known: {', '.join(STEP_FIELDS)})")
+    _only_known(raw, STEP_FIELDS, at)
     title = raw.get("title", "")
     if not isinstance(title, str):
         raise PlanError(f"{at('title')}: expected a string, got {_kind(title)}")
@@ -188,9 +194,7 @@ def _rules(raw: Any, source: str) -> Tuple[Rule, ...]:
         where = f"{source}: rule {i + 1}"
         if not isinstance(item, dict):
             raise PlanError(f"{where}: expected an object, got {_kind(item)}")
-        for key in item:
-            if key not in RULE_FIELDS:
-                raise PlanError(f"{where}: field {key!r}: unknown field (known: {', '.join(RULE_FIELDS)})")
+        _only_known(item, RULE_FIELDS, lambda key, where=where: f"{where}: field {key!r}")  # type: ignore[misc]
         pattern = item.get("deny_bash")
         if not isinstance(pattern, str) or not pattern.strip():
             raise PlanError(f"{where}: field 'deny_bash': expected a non-empty command pattern")
@@ -205,9 +209,7 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     """Validate decoded JSON and build a :class:`Plan`; raise :class:`PlanError` on any mistake."""
     if not isinstance(data, dict):
         raise PlanError(f"{source}: expected a JSON object with a 'steps' list, got {_kind(data)}")
-    for key in data:
-        if key not in JOB_FIELDS:
-            raise PlanError(f"{source}: field {key!r}: unknown field (known: {', '.join(JOB_FIELDS[1:])})")
+    _only_known(data, JOB_FIELDS, lambda key: f"{source}: field {key!r}", shown=JOB_FIELDS[1:])
     raw_steps = data.get("steps")
     if not isinstance(raw_steps, list) or not raw_steps:
         raise PlanError(f"{source}: field 'steps': expected a non-empty list, got {_kind(raw_steps)}")

@@ -178,8 +178,7 @@ def test_read_without_a_path_is_denied(where: Where) -> None:
     assert "has no file_path" in str(policy.decide(where.call("Read", {}), None, None, None))
 
 
-def test_mentions_protected(where: Where) -> None:
-    call = where.bash("x")
+def test_mentions_protected() -> None:
     assert gatecall.mentions_protected("python3 x.py .BATON/plan.json")
     assert gatecall.mentions_protected("cat ~/.config/baton/approval.key")
     assert gatecall.mentions_protected("python3 -c 'open(\"\uff0ebaton/x\")'")
@@ -262,7 +261,8 @@ def test_bash_through_decide_in_a_waiting_step(where: Where) -> None:
     assert policy.decide(where.bash("git status"), plan, plan.steps[0], waiting) is None
     assert policy.decide(where.bash("baton brief && baton status"), plan, plan.steps[0], waiting) is None
     reason = policy.decide(where.bash("touch a"), plan, plan.steps[0], waiting)
-    assert reason == f"baton denied this command: {waiting[1]} Read-only commands and `baton brief` still work. [baton:waiting]"
+    assert reason == (f"baton denied this command: {waiting[1]} Read-only commands and `baton brief` still work. "
+                      "[baton:waiting]")
 
 
 def test_bash_writes_into_a_symlinked_state_folder_are_denied(where: Where, tmp_path: Path) -> None:

@@ -1,21 +1,21 @@
 """``baton run`` (the supervisor, see ``store.run``) and ``baton session`` (the record a script that
-drives Claude Code itself, such as an Agent SDK program, writes after each session)."""
+drives Claude Code itself, such as an Agent SDK program, writes after each session).
+
+Every ``baton`` command builds this parser, so the supervisor's machinery is imported only when one
+of these two commands runs.
+"""
 
 from __future__ import annotations
 
 import argparse
 import math
 import os
-import shlex
 import sys
 from pathlib import Path
 
 from store.base.errors import BatonError
-from store.cli.progress import Reporter
-from store.run import launch, records
+from store.run.launch import PROMPT
 from store.run.stream import ENDINGS
-from store.run.supervisor import Config, Supervisor
-from store.state.job import Job
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -46,7 +46,7 @@ def add_commands(sub: Any) -> None:
     p.add_argument("--claude", default="claude", metavar="PATH", help="the Claude Code executable (default: claude)")
     p.add_argument("--plugin-dir", nargs="?", const=PLUGIN_ROOT, default="", metavar="DIR",
                    help="load baton from DIR for each session instead of the installed plugin (no DIR: this baton)")
-    p.add_argument("--prompt", default=launch.PROMPT, help="the prompt each session starts with")
+    p.add_argument("--prompt", default=PROMPT, help="the prompt each session starts with")
     p.add_argument("--resume-policy", choices=("fresh", "resume"), default="fresh",
                    help="after an API error, start fresh (default) or resume the failed session")
     p.add_argument("--max-idle-sessions", type=_number(int, 1), default=3, metavar="N",
@@ -78,6 +78,12 @@ def claude_args(raw: List[str]) -> List[str]:
 
 
 def cmd_run(args: argparse.Namespace, layout: Layout) -> int:
+    import shlex
+
+    from store.cli.progress import Reporter
+    from store.run import launch
+    from store.run.supervisor import Config, Supervisor
+
     user_args, caps = launch.split_user_args(claude_args(args.claude_args))
     again = "baton " + shlex.join(getattr(args, "argv", None) or ["run"])
     config = Config(args.claude, os.path.abspath(args.plugin_dir) if args.plugin_dir else "", args.prompt,
@@ -87,6 +93,9 @@ def cmd_run(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def cmd_session(args: argparse.Namespace, layout: Layout) -> int:
+    from store.run import records
+    from store.state.job import Job
+
     job = Job(layout, os.environ)
     if args.step is not None and job.plan.step(args.step) is None:
         raise BatonError(f"unknown step {args.step!r}")

@@ -10,7 +10,6 @@ person's arguments. ``OTEL_RESOURCE_ATTRIBUTES`` gets ``baton.job=<job id>`` app
 from __future__ import annotations
 
 import math
-from urllib.parse import quote
 
 from store.base.errors import BatonError
 
@@ -99,6 +98,8 @@ def argv(claude: str, caps: Caps, user_args: Sequence[str], plugin_dir: str = ""
 
 def environment(env: Mapping[str, str], job_id: str) -> Dict[str, str]:
     """``env`` with the job id appended to ``OTEL_RESOURCE_ATTRIBUTES`` (values are percent-encoded)."""
+    from urllib.parse import quote
+
     out = dict(env)
     mine = f"baton.job={quote(job_id, safe='')}"
     before = out.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().rstrip(",")

@@ -39,6 +39,7 @@ def record_session(layout: Layout, step: str, session_id: str, ended: str, note:
     """Append the ``session`` record of one Claude Code session and return it."""
     if ended not in ENDINGS:
         raise BatonError(f"unknown session ending {ended!r}; valid: {', '.join(ENDINGS)}")
+    note = f"{ended}: {note}" if note else ended  # `baton log` shows the note: say how it ended first
     extra: Dict[str, Any] = {"session": session_id, "ended": ended}
     if total_cost_usd is not None:
         new = total_cost_usd - recorded_cost(layout, session_id)

@@ -111,6 +111,7 @@ def _from_result(result: Dict[str, Any], report: Report, exit_code: int) -> Endi
     api = _api_error(result)
     subtype, reason = result.get("subtype"), result.get("terminal_reason")
     if api is not None:
+        said = said.split(". ", 1)[0]  # "API Error: 529 Overloaded", without Claude Code's advice after it
         return Ending("api_error", f"{api}: {said}" if said else api, transient(result.get("api_error_status")),
                       report.retry_delay, cost, turns, exit_code)
     if subtype == "error_max_turns" or reason == "max_turns":

@@ -28,7 +28,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping, Optional, Sequence, Tuple
 
-SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 ABNORMAL = ("api_error", "killed", "crashed", "error")
 GRACE = 15.0
 
@@ -96,7 +96,12 @@ class Supervisor:
             if verdict is not None:
                 return self._stop(job, verdict)
             report, ending = self._session(job, counters, claude)
-            after = self._job()
+            try:
+                after = self._job()
+            except BatonError:  # the plan was broken meanwhile: keep the session's record, then say so
+                records.record_session(self.layout, job.next.id if job.next else "", report.session_id,
+                                       ending.ended, ending.detail, ending.cost_usd, ending.turns, ending.exit_code)
+                raise
             self._record(job, after, report, ending)
             job = after
             if self.watch.caught():

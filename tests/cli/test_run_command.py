@@ -34,8 +34,8 @@ def test_a_script_records_each_session_and_a_resumed_one_counts_only_its_new_cos
     again = baton("session", "5c1f09aa-0000", "completed", "--cost-usd", "0.75", "--turns", "5")
     assert again.out == "recorded session 5c1f09aa completed on fetch (#2, $0.5000)\n"
     sessions = [(r["session"], r["ended"], r["cost_usd"], r["turns"], r["note"]) for r in _ledger(job)]
-    assert sessions == [("5c1f09aa-0000", "api_error", 0.25, 3, "529 overloaded"),
-                        ("5c1f09aa-0000", "completed", 0.5, 5, "")]
+    assert sessions == [("5c1f09aa-0000", "api_error", 0.25, 3, "api_error: 529 overloaded"),
+                        ("5c1f09aa-0000", "completed", 0.5, 5, "completed")]
     status = json.loads(baton("status", "--json").out)
     assert status["next"] == "fetch" and status["done"] == 0  # a session record is not progress
 

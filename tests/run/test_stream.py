@@ -44,13 +44,13 @@ def test_each_real_ending_is_named(name: str, ended: str, is_transient: bool) ->
 def test_an_overloaded_api_says_its_status_and_the_delay_claude_code_waited() -> None:
     report = report_of("overloaded")
     ending = classify(report, 1)
-    assert ending.detail.startswith("529 overloaded_error: API Error: 529 Overloaded")
+    assert ending.detail == "529 overloaded_error: API Error: 529 Overloaded"
     assert report.retries == 1 and report.retry_delay == ending.retry_after == pytest.approx(0.516)
 
 
 def test_a_dropped_connection_has_no_status() -> None:
     ending = classify(report_of("dropped"), 1)
-    assert ending.detail.startswith("network connection_failed: API Error: Connection dropped")
+    assert ending.detail == "network connection_failed: API Error: Connection dropped (ECONNRESET)"
 
 
 def test_the_caps_say_which_cap_was_hit() -> None:

@@ -70,11 +70,11 @@ def _wait(e: Dict[str, Any]) -> str:
 
 
 def _stop(e: Dict[str, Any]) -> str:
-    figures = (f"{e['done']} of {e['total']} steps done; {e['sessions']} session(s), {money(e['cost_usd'])}, "
-               f"{duration(e['seconds'])}")
+    spent = f"{e['sessions']} session(s), {money(e['cost_usd'])}, {duration(e['seconds'])}"
     if e["outcome"] == "done":
-        return f"done: {e['message']}; {figures}"
-    return f"stopped ({e['outcome']}, exit {e['exit_code']}): {e['message']}\n{figures}"
+        return f"done: all {e['total']} steps complete; {spent}"
+    return (f"stopped ({e['outcome']}, exit {e['exit_code']}): {e['message']}\n"
+            f"{e['done']} of {e['total']} steps done; {spent}")
 
 
 def _notify(e: Dict[str, Any]) -> str:

@@ -42,7 +42,7 @@ NEXT b; $0.0000 this run
 waiting 14.2 s before the next session: api_error 1 time(s) in a row
 session 2: claude started (pid 44) on b [resuming 5c1f09aa]
 session 2 ended: completed (9 turns, $0.0123); recorded b done, c done; all steps complete; $0.0123 this run
-done: all steps complete; 3 of 3 steps done; 2 session(s), $0.0123, 1m15s
+done: all 3 steps complete; 2 session(s), $0.0123, 1m15s
 notify: `notify-send baton` exited 0
 """
 

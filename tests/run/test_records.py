@@ -28,8 +28,8 @@ def test_a_session_record_says_how_it_ended_and_is_not_step_progress(layout: Lay
     journal.append(layout, "a", "done", "built")
     record = record_session(layout, "b", "s1", "api_error", "529 overloaded_error", 0.5, 3, 1)
     assert {k: record[k] for k in ("step", "status", "note", "session", "ended", "cost_usd", "turns", "exit")} == {
-        "step": "b", "status": "session", "note": "api_error: 529 overloaded_error", "session": "s1", "ended": "api_error",
-        "cost_usd": 0.5, "turns": 3, "exit": 1}
+        "step": "b", "status": "session", "note": "api_error: 529 overloaded_error", "session": "s1",
+        "ended": "api_error", "cost_usd": 0.5, "turns": 3, "exit": 1}
     snap = journal.read_state(layout).snapshot
     assert snap.last is not None and (snap.last["step"], snap.last["status"]) == ("a", "done")
     assert set(snap.steps) == {"a"} and snap.session_cost_usd == 0.5

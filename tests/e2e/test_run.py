@@ -213,6 +213,7 @@ def test_sigterm_stops_the_run_leaves_no_process_and_a_second_run_is_refused(
     assert (stop["outcome"], stop["signal"]) == ("interrupted", "SIGTERM")
     session, stopped = ledger(project)[-2:]
     assert (session["status"], session["ended"]) == ("session", "interrupted")
+    assert session["exit"] == 128 + signal.SIGTERM  # Claude Code got the SIGTERM itself and cleaned up
     assert (stopped["status"], stopped["outcome"], stopped["step"]) == ("stop", "interrupted", "b")
     assert stopped["note"].startswith("interrupted by SIGTERM. NEXT: b.")
 

@@ -10,6 +10,7 @@ run takes the next turns from the same list.
 from __future__ import annotations
 
 import os
+import pty
 import shlex
 import signal
 import subprocess
@@ -90,9 +91,12 @@ def test_a_killed_claude_code_is_started_again_and_no_step_is_recorded_twice(
         record("a"), record("b", "running"), sleeper(),  # killed here, in the middle of b
         record("b"), record("c"), [text("all three are done")],
     ]
-    run = start_run(claude, plugin_copy, project)
+    run = start_run(claude, plugin_copy, project, env={"OTEL_RESOURCE_ATTRIBUTES": "team=infra"})
     first = run.wait_for(lambda e: e.get("event") == "session_start")
     sleeping = wait_for_process(claude, "time.sleep(300)")
+    # Claude Code's own telemetry is tagged with the job (Claude Code keeps OTEL_* from its Bash tool)
+    environ = Path(f"/proc/{first['pid']}/environ").read_bytes().split(b"\0")
+    assert b"OTEL_RESOURCE_ATTRIBUTES=team=infra,baton.job=killed" in environ
 
     os.kill(first["pid"], signal.SIGKILL)  # Claude Code only, as an out-of-memory killer would
     code = run.finish()
@@ -116,8 +120,8 @@ def test_a_step_waiting_for_approval_stops_the_run_until_a_person_approves(
 ) -> None:
     write_plan(project, {"steps": ["a", {"id": "b", "title": "ship it", "approval": True}]})
     fake_api.script = [record("a"), [text("b waits for a person")], record("b"), [text("b is shipped")]]
-
     notified = project.parent / "notified.txt"
+
     code, run = run_to_end(claude, plugin_copy, project,
                            "--notify", f'echo "$BATON_OUTCOME $BATON_EXIT_CODE $BATON_NEXT" > {notified}')
 
@@ -293,3 +297,33 @@ def test_a_session_without_the_baton_plugin_is_stopped_at_once(
     [session] = sessions_in(project)
     assert session["ended"] == "no_plugin"
     assert tagged_gone(claude.tag, timeout=5)
+
+
+def test_on_a_terminal_a_status_line_is_redrawn_while_a_session_runs(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    write_plan(project, {"steps": ["a"]})
+    slow = tool_use("Bash", {"command": 'python3 -c "import time; time.sleep(2)"', "description": "work"})
+    fake_api.script = [[slow], record("a"), [text("done")]]
+    main, terminal = pty.openpty()
+    try:
+        proc = subprocess.Popen(
+            ["python3", str(plugin_copy / "bin" / "baton"), "run", "--claude", str(claude.exe), "--plugin-dir",
+             str(plugin_copy), "--", "--permission-mode", "acceptEdits", "--allowedTools", "Bash"],
+            cwd=project, env=claude.env(), stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal)
+        os.close(terminal)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the terminal's other end closed: everything was read
+                break
+            if not chunk:
+                break
+            shown += chunk
+        assert proc.wait(timeout=120) == 0
+    finally:
+        os.close(main)
+    text_shown = shown.decode()
+    assert "\r\x1b[2K  session 1 running " in text_shown  # redrawn in place
+    assert "\r\x1b[2Ksession 1 ended: completed" in text_shown  # cleared before the next line

@@ -46,3 +46,11 @@ def reached(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, 
 def step_files_over(limits: Mapping[str, float], counters: Mapping[str, Any], step: str) -> bool:
     cap = limits.get("changed_files")
     return bool(cap) and counters.get("step") == step and int(counters.get("changed_count", 0)) >= int(cap or 0)
+
+
+def external_ops(snap: Snapshot, counters: Mapping[str, Any]) -> int:
+    """Operations that left the machine in the whole job, the one count ``limits.external_ops`` caps:
+    ``baton once`` results (folded from the ledger into the snapshot) plus ``counters.json``'s
+    ``external_ops``, where the hooks count other outgoing operations."""
+    counted = counters.get("external_ops", 0)
+    return snap.once_results + (int(counted) if isinstance(counted, (int, float)) else 0)

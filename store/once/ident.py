@@ -1,6 +1,7 @@
 """The external id a side effect printed (a pull request URL, a message id), read from its stdout
 with ``--id-from REGEX`` (group 1 when it has one, else the whole match) or ``--id-json FIELD``
-(a dotted path into JSON output: ``data.id``, ``items.0.url``)."""
+(a dotted path into JSON output: ``data.id``, ``items.0.url``; the whole of stdout, or else the
+last line of it that is JSON)."""
 
 from __future__ import annotations
 
@@ -31,11 +32,21 @@ def from_regex(pattern: Pattern[str], stdout: bytes) -> Optional[str]:
     return None if found is None else found[:MAX_ID]
 
 
-def from_json(field: str, stdout: bytes) -> Optional[str]:
+def _document(text: str) -> Any:
     try:
-        value: Any = json.loads(stdout.decode("utf-8", "replace"))
+        return json.loads(text)
     except ValueError:
-        return None
+        pass
+    for line in reversed(text.splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            continue
+    return None
+
+
+def from_json(field: str, stdout: bytes) -> Optional[str]:
+    value = _document(stdout.decode("utf-8", "replace"))
     for part in field.split("."):
         if isinstance(value, dict) and part in value:
             value = value[part]

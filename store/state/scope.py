@@ -55,7 +55,7 @@ def _wider_list(name: str, was: Any, now: Any) -> List[str]:
 
 def widened(approved: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
     """Why the step may now do more than ``approved`` allowed (empty: the approval holds)."""
-    if not isinstance(approved, dict) or approved.get("digest") == now.get("digest"):
+    if not isinstance(approved, dict) or not approved.get("digest") or approved.get("digest") == now.get("digest"):
         return []
     was_step, now_step = approved.get("step") or {}, now.get("step") or {}
     reasons: List[str] = []

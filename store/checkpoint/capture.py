@@ -72,10 +72,11 @@ def fields(layout: Layout, step: Step, snap: Snapshot, status: str, made: Option
     rev = git.revision(layout.project)
     if status == "done" and step.inputs:
         try:
-            digest, count, _ = inputs_digest(layout.project, step.inputs, hasher)
+            digest, count, stamps = inputs_digest(layout.project, step.inputs, hasher)
         except TooMany as exc:
             raise BatonError(f"step {step.id}: inputs: {exc}") from None
-        rev.update(inputs=digest, input_files=count)
+        newest = max((mtime for _, mtime in stamps), default=0)  # files newer than this changed since
+        rev.update(inputs=digest, input_files=count, input_mtime_ns=newest)
     if rev:
         out["revision"] = rev
     if made:

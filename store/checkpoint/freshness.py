@@ -94,9 +94,11 @@ def _inputs(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hasher,
         return [Finding(step.id, "stale", f"its inputs cannot be checked: {exc}", step.rerun)]
     if digest == recorded:
         return [Finding(step.id, "ok", f"{count} input files unchanged")]
-    since = _seconds(str(record.get("ts", ""))) * 1e9
+    revision = record.get("revision") or {}
+    since = revision.get("input_mtime_ns")
+    since = since if isinstance(since, int) else _seconds(str(record.get("ts", ""))) * 1e9 + 1e9
     newer = [rel for rel, mtime in stamps if mtime > since]
-    was = (record.get("revision") or {}).get("input_files")
+    was = revision.get("input_files")
     detail = f"changed: {', '.join(newer[:2])}" + (" ..." if len(newer) > 2 else "") if newer else (
         f"{was} files then, {count} now" if was != count else "their content changed")
     return [Finding(step.id, "stale", f"its inputs changed since it was recorded done ({detail})", step.rerun)]

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from hashlib import sha256
 
 from store.base import durable
 from store.base.paths import glob_match
@@ -38,6 +37,8 @@ class OutOfTime(Exception):
 
 
 def file_sha256(path: str) -> str:
+    from hashlib import sha256  # here: a check that finds nothing changed never loads it
+
     digest = sha256()
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(1024 * 1024), b""):
@@ -118,6 +119,8 @@ class Hasher:
 def inputs_digest(project: Path, patterns: Sequence[str], hasher: Hasher,
                   deadline: Optional[float] = None) -> Tuple[str, int, List[Tuple[str, int]]]:
     """(digest of the files' paths and contents, file count, (path, mtime_ns) of each file)."""
+    from hashlib import sha256
+
     digest, stamps = sha256(), []
     for rel in expand(project, patterns, deadline):
         full = os.path.join(str(project), rel)

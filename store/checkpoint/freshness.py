@@ -7,7 +7,6 @@ what was left unchecked); without one for ``baton verify --artifacts``.
 
 from __future__ import annotations
 
-import calendar
 import os
 import time
 
@@ -76,13 +75,6 @@ def _artifacts(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hashe
     return []
 
 
-def _seconds(ts: str) -> float:
-    try:
-        return float(calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")))
-    except (ValueError, TypeError):
-        return 0.0
-
-
 def _inputs(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hasher,
             deadline: Optional[float]) -> List[Finding]:
     recorded = (record.get("revision") or {}).get("inputs")
@@ -96,8 +88,7 @@ def _inputs(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hasher,
         return [Finding(step.id, "ok", f"{count} input files unchanged")]
     revision = record.get("revision") or {}
     since = revision.get("input_mtime_ns")
-    since = since if isinstance(since, int) else _seconds(str(record.get("ts", ""))) * 1e9 + 1e9
-    newer = [rel for rel, mtime in stamps if mtime > since]
+    newer = [rel for rel, mtime in stamps if mtime > since] if isinstance(since, int) else []
     was = revision.get("input_files")
     detail = f"changed: {', '.join(newer[:2])}" + (" ..." if len(newer) > 2 else "") if newer else (
         f"{was} files then, {count} now" if was != count else "their content changed")

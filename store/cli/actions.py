@@ -95,8 +95,8 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
 def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
     info = snap.steps.get(step.id, {})
     if step.rerun == "never" and info.get("status") == "done" and status in ("running", "done", "failed"):
-        raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} (#{info.get('seq')}); "
-                         "it must not run twice, so it is not recorded again", CHECK)
+        raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} "
+                         f"(#{info.get('seq')}); it must not run twice, so it is not recorded again", CHECK)
 
 
 def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:

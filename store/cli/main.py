@@ -167,7 +167,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log, once (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, once "
+                             "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)

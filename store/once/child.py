@@ -20,7 +20,7 @@ from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, BinaryIO, Dict, List, Mapping, Optional, Sequence
+    from typing import IO, Any, BinaryIO, Dict, List, Mapping, Optional, Sequence
 
 OUT_TAIL = 500  # characters of stdout kept on the result record
 ERR_TAIL = 300
@@ -48,7 +48,7 @@ class Outcome(Frozen):
 class _Copy:
     """Copies one pipe to one of our streams while keeping what the record needs."""
 
-    def __init__(self, source: BinaryIO, sink: BinaryIO, keep_head: bool, tail: int) -> None:
+    def __init__(self, source: IO[bytes], sink: BinaryIO, keep_head: bool, tail: int) -> None:
         self.source, self.sink, self.keep_head, self.tail_size = source, sink, keep_head, tail
         self.digest, self.head, self.tail, self.echo = sha256(), bytearray(), b"", True
         self.thread = threading.Thread(target=self._run, daemon=True)

@@ -14,7 +14,7 @@ import os
 import shlex
 import shutil
 
-from store.base.errors import CHECK, USAGE, BatonError
+from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
 from store.once import child, ident

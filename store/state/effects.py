@@ -159,7 +159,7 @@ class KeyLock:
 
     @staticmethod
     def _lock(fd: int, wait: bool, on_wait: Optional[Callable[[], None]]) -> bool:
-        if fcntl is None:  # pragma: no cover - Windows: one `baton once` at a time
+        if not durable.HAVE_LOCKS:  # pragma: no cover - Windows: one `baton once` at a time
             return True
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -186,7 +186,7 @@ class KeyLock:
 
 def busy(layout: Layout, key: str) -> bool:
     """True while a ``baton once`` of ``key`` (or the command it started) still runs."""
-    if fcntl is None:  # pragma: no cover
+    if not durable.HAVE_LOCKS:  # pragma: no cover
         return False
     try:
         fd = os.open(str(folder(layout) / "locks" / snapshot.key_digest(key)), os.O_RDONLY)

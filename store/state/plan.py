@@ -3,7 +3,8 @@
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
 ``approval``, ``validate``, and the checkpoint fields ``inputs``, ``artifacts``, ``rerun``) and job
-fields (``job``, ``limits``, ``protect``, ``rules``, ``effects``). Every mistake raises :class:`PlanError` with one line naming the file, the step and the field.
+fields (``job``, ``limits``, ``protect``, ``rules``, ``effects``). Every mistake raises
+:class:`PlanError` with one line naming the file, the step and the field.
 """
 
 from __future__ import annotations

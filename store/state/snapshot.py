@@ -3,9 +3,10 @@
 It holds each step's latest status and attempt, the last record, recent sessions, approvals and
 the ledger offset it has applied up to; for ``baton once`` records (``intent``, ``result``) the
 open intents, the latest results and the count of results, while the per-key index lives in
-shard files (``store.state.effects``) so that this file stays small however many keys a job has. Readers stat the ledger and, when it grew, apply only the
-new bytes; when the snapshot is missing, unreadable or disagrees with the ledger it is rebuilt
-from the ledger once. It is never the source of truth and can be deleted at any time.
+shard files (``store.state.effects``) so that this file stays small however many keys a job
+has. Readers stat the ledger and, when it grew, apply only the new bytes; when the snapshot is
+missing, unreadable or disagrees with the ledger it is rebuilt from the ledger once. It is never
+the source of truth and can be deleted at any time.
 """
 
 from __future__ import annotations

@@ -104,6 +104,9 @@ def test_a_run_killed_between_intent_and_result_is_unknown_until_settled(
     assert 'baton once --settle mail-2 done|failed|retry "<evidence>"' in again.err
     brief = baton("brief").out
     assert any(line.startswith("UNKNOWN: mail-2 (deliver) started ") for line in brief.splitlines()), brief
+    status = baton("status").out
+    assert "side effects (baton once): 0 results, 1 open" in status and "  open mail-2 (deliver) since " in status
+    assert [o["key"] for o in json.loads(baton("status", "--json").out)["once"]["open"]] == ["mail-2"]
 
     settled = baton("once", "--settle", "mail-2", "done", "the mail is in the outbox")
     assert settled.code == 0 and settled.out.startswith("settled once mail-2 done (record #2)")

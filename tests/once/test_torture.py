@@ -53,7 +53,8 @@ def start(plugin: Path, project: Path, key: str, rng: random.Random) -> subproce
                             text=True, start_new_session=True)
 
 
-def batch(plugin: Path, project: Path, rng: random.Random, window: float, keys: Optional[List[str]] = None) -> List[Run]:
+def batch(plugin: Path, project: Path, rng: random.Random, window: float,
+          keys: Optional[List[str]] = None) -> List[Run]:
     """``AT_ONCE`` runs started together, each SIGKILLed at a random moment within ``window`` seconds."""
     keys = keys or [f"k{rng.randrange(KEYS)}" for _ in range(AT_ONCE)]
     procs = [start(plugin, project, key, rng) for key in keys]

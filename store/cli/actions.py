@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
+             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n"
+             "hashes.json\nonce/\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
@@ -67,6 +68,7 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
         raise BatonError("--artifact goes with `done`: artifacts are what a finished step produced")
     snap = journal.read_state(layout, save=False).snapshot
     _refuse_rerun(step, snap, status)
+    _refuse_unsettled(step, snap, status)
     from store.checkpoint import capture
     from store.checkpoint.digests import Hasher
 
@@ -97,6 +99,17 @@ def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
     if step.rerun == "never" and info.get("status") == "done" and status in ("running", "done", "failed"):
         raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} "
                          f"(#{info.get('seq')}); it must not run twice, so it is not recorded again", CHECK)
+
+
+def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
+    """A step is not done while one of its side effects has no result (running, or unknown)."""
+    open_keys = [k for k, v in snap.once_open.items() if v.get("step") == step.id]
+    if status == "done" and open_keys:
+        from store.state.effects import settle_hint
+
+        raise BatonError(f"step {step.id} ran a side effect whose outcome is not known yet ({open_keys[0]}"
+                         + (f" and {len(open_keys) - 1} more" if len(open_keys) > 1 else "") + "): wait for it, or "
+                         f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
 
 
 def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:

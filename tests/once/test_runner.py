@@ -305,3 +305,13 @@ def test_a_big_output_is_hashed_whole_and_kept_as_a_tail(baton: Baton, job: Path
     result = records(job)[-1]
     assert result["out_sha256"] == hashlib.sha256(run.out.encode()).hexdigest()
     assert result["out_tail"].endswith("199999\n200000\n") and len(result["out_tail"]) <= 500
+
+
+def test_a_step_is_not_done_while_one_of_its_side_effects_is_unknown(baton: Baton, job: Path,
+                                                                     plugin_copy: Path) -> None:
+    kill_between(plugin_copy, job, "mail-3")
+    refused = baton("record", "deliver", "done", "all sent")
+    assert refused.code == 1 and "ran a side effect whose outcome is not known yet (mail-3)" in refused.err
+    assert 'baton once --settle mail-3 done|failed|retry "<evidence>"' in refused.err
+    assert baton("once", "--settle", "mail-3", "done", "it is in the outbox").code == 0
+    assert baton("record", "deliver", "done", "all sent").code == 0

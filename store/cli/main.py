@@ -154,7 +154,7 @@ def build_parser() -> Parser:
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
-    # "+" as the prefix: every word, options included, goes to `baton once` as written
+    # listed for --help; main() hands `once` its words before argparse sees them
     p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
@@ -164,8 +164,13 @@ def build_parser() -> Parser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        if words[:1] == ["once"]:  # its words go to the command it runs untouched, whatever argparse does with "--"
+            from store.cli import once
+
+            return once.run(words[1:], location.resolve())
+        args = build_parser().parse_args(words)
         if not getattr(args, "func", None):
             raise BatonError("missing command; one of init, record, brief, status, verify, log, once "
                              "(see `baton --help`)")

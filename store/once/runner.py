@@ -11,13 +11,12 @@ bad usage. A result is appended only after the command exited by itself.
 from __future__ import annotations
 
 import os
-import shlex
 import shutil
 
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
-from store.once import child, ident
+from store.once import child, ident, redact
 from store.state import effects, journal
 from store.state.brief import progress
 from store.state.plan import load_plan
@@ -118,7 +117,7 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
             return UNKNOWN
         _program(argv, env)
         step = progress(plan, snap).next
-        intent = journal.append(layout, step.id if step else "-", "intent", shlex.join(argv), sync=True,
+        intent = journal.append(layout, step.id if step else "-", "intent", redact.command(argv), sync=True,
                                 guard=_limit_guard(layout, plan.limits.get("external_ops")), key=key)
         first = snap.first_hash or str(intent["hash"])
         code, finished = _run_and_record(layout, env, key, argv, intent, first, (id_from, id_json), say, lock.fd)
@@ -143,7 +142,8 @@ def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequ
         return UNKNOWN, False
     found = _external_id(outcome.head, id_options, say)
     fields: Dict[str, Any] = {"key": key, "outcome": "ran", "exit": outcome.exit, "seconds": outcome.seconds,
-                              "out_sha256": outcome.sha256, "out_tail": outcome.tail, "err_tail": outcome.err_tail}
+                              "out_sha256": outcome.sha256, "out_tail": redact.text(outcome.tail),
+                              "err_tail": redact.text(outcome.err_tail)}
     if found:
         fields["id"] = found
     note = f"exit {outcome.exit}" + (f", id {found}" if found else "")

@@ -82,12 +82,14 @@ class _Copy:
 def _terminal_delivered(signum: int) -> bool:
     """True when ``signum`` most likely came from our terminal, which sends it to our whole
     foreground process group, the command included: forwarding it would deliver it twice."""
-    if signum not in (signal.SIGINT, signal.SIGHUP):
+    terminal = [getattr(signal, name, None) for name in ("SIGINT", "SIGHUP")]
+    foreground = getattr(os, "tcgetpgrp", None)  # not on Windows
+    if signum not in terminal or foreground is None:
         return False
     for fd in (0, 1, 2):
         try:
             if os.isatty(fd):
-                return os.tcgetpgrp(fd) == os.getpgrp()
+                return bool(foreground(fd) == os.getpgrp())
         except OSError:
             continue
     return False

@@ -315,3 +315,29 @@ def test_a_step_is_not_done_while_one_of_its_side_effects_is_unknown(baton: Bato
     assert 'baton once --settle mail-3 done|failed|retry "<evidence>"' in refused.err
     assert baton("once", "--settle", "mail-3", "done", "it is in the outbox").code == 0
     assert baton("record", "deliver", "done", "all sent").code == 0
+
+
+def test_ctrl_c_at_a_terminal_reaches_the_command_once(job: Path, plugin_copy: Path) -> None:
+    import pty
+
+    script = ("import signal, sys, time\n"
+              "signal.signal(signal.SIGINT, lambda *a: open('ints.txt', 'a').write('INT\\n'))\n"
+              "print('ready', flush=True)\ntime.sleep(3)\n")
+    argv = [sys.executable, str(plugin_copy / "bin" / "baton"), "once", "tty", "--", sys.executable, "-c", script]
+    pid, master = pty.fork()
+    if pid == 0:  # the child: a session whose controlling terminal is the pty, as in a terminal window
+        os.chdir(job)
+        os.execv(argv[0], argv)
+    seen = b""
+    while b"ready" not in seen:
+        seen += os.read(master, 1024)
+    os.write(master, b"\x03")  # Ctrl-C: the terminal signals the whole foreground process group
+    _, status = os.waitpid(pid, 0)
+    try:
+        while os.read(master, 1024):
+            pass
+    except OSError:
+        pass
+    os.close(master)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert (job / "ints.txt").read_text() == "INT\n"  # not twice: baton did not forward it again

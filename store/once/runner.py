@@ -17,7 +17,7 @@ from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
 from store.once import child, ident, redact
-from store.state import effects, journal
+from store.state import effects, journal, keylock
 from store.state.brief import progress
 from store.state.plan import load_plan
 
@@ -102,7 +102,7 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
              id_from: Optional[Pattern[str]], id_json: Optional[str], say: Say, show: Say) -> int:
     """``baton once KEY -- ARGV``; returns the exit code (see the module docstring)."""
     plan = load_plan(layout.plan)
-    lock = effects.KeyLock(layout, check_key(key))
+    lock = keylock.KeyLock(layout, check_key(key))
     lock.acquire(on_wait=lambda: say(f"baton: once {key} is running in another process; waiting for its result"))
     finished = False
     try:
@@ -172,7 +172,7 @@ def settle(layout: Layout, key: str, outcome: str, evidence: str) -> str:
         raise BatonError(f"settle: outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
     if not evidence.strip():
         raise BatonError("settle: say what you checked, e.g. baton once --settle KEY done \"PR #12 exists\"")
-    lock = effects.KeyLock(layout, check_key(key))
+    lock = keylock.KeyLock(layout, check_key(key))
     if not lock.acquire(wait=False):
         raise BatonError(f"once {key} is running now; wait for its result instead of settling it", CHECK)
     try:

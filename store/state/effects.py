@@ -6,32 +6,25 @@ The ledger is the truth. The snapshot folds each ``intent`` and ``result`` recor
 first two hex digits). A lookup reads the small snapshot, one shard and one ledger line: its cost
 depends neither on the ledger's length nor on how many keys the job has, and ``state.json`` (read
 by every hook) stays small. Every entry is checked against the ledger line it points to; an
-index that does not match the ledger is rebuilt from it once. The lock of a key is an ``flock``
-on ``.baton/once/locks/<digest>``, inherited by the command it runs.
+index that does not match the ledger is rebuilt from it once.
 """
 
 from __future__ import annotations
 
 import json
-import os
 
 from store.base import durable
 from store.base.text import one_line
-from store.state import snapshot
+from store.state import keylock, snapshot
 from store.state.ledger import read_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Callable, Dict, List, Optional
+    from typing import Any, Dict, List, Optional
 
     from store.state.location import Layout
     from store.state.snapshot import Snapshot
-
-try:  # pragma: no cover - platform difference
-    import fcntl
-except ImportError:  # pragma: no cover
-    fcntl = None  # type: ignore[assignment]
 
 FOLDER = "once"
 SHARD_VERSION = 1
@@ -60,14 +53,6 @@ def read_shard(path: Path) -> Dict[str, List[int]]:
     return keys if isinstance(keys, dict) else {}
 
 
-def _prepare(layout: Layout) -> Path:
-    where = folder(layout)
-    if not where.is_dir():
-        (where / "locks").mkdir(parents=True, exist_ok=True)
-        durable.atomic_write(where / ".gitignore", b"# derived from steps.jsonl: rebuildable\n*\n", sync=False)
-    return where
-
-
 def flush(layout: Layout, snap: Snapshot) -> None:
     """Move the snapshot's pending entries into the shard files; call it holding the ledger lock.
     Entries that cannot be written stay pending (lookups read them from the snapshot)."""
@@ -77,7 +62,7 @@ def flush(layout: Layout, snap: Snapshot) -> None:
     for digest in snap.once_pending:
         by_shard.setdefault(digest[:2], []).append(digest)
     try:
-        where = _prepare(layout)
+        where = keylock.make_folders(layout)
         for prefix, digests in sorted(by_shard.items()):
             path = where / f"{prefix}.json"
             keys = read_shard(path)
@@ -130,79 +115,6 @@ def idempotency_key(first_hash: str, key: str) -> str:
     return "baton-" + sha256(f"baton-once\0{first_hash}\0{key}".encode("utf-8", "surrogatepass")).hexdigest()[:40]
 
 
-class KeyLock:
-    """An exclusive ``flock`` on the key's lock file. A lock file removed by its holder (when the
-    key has a result for good) is detected after locking, and the lock is taken again."""
-
-    def __init__(self, layout: Layout, key: str) -> None:
-        self.path = folder(layout) / "locks" / snapshot.key_digest(key)
-        self.layout, self.fd = layout, -1
-
-    def acquire(self, wait: bool = True, on_wait: Optional[Callable[[], None]] = None) -> bool:
-        _prepare(self.layout)
-        while True:
-            fd = os.open(str(self.path), os.O_RDWR | os.O_CREAT, 0o644)
-            try:
-                if not self._lock(fd, wait, on_wait):
-                    os.close(fd)
-                    return False
-                same = os.stat(str(self.path)).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            except BaseException:
-                os.close(fd)
-                raise
-            if same:
-                self.fd = fd
-                return True
-            os.close(fd)  # its holder removed the file: lock the new one
-
-    @staticmethod
-    def _lock(fd: int, wait: bool, on_wait: Optional[Callable[[], None]]) -> bool:
-        if not durable.HAVE_LOCKS:  # pragma: no cover - Windows: one `baton once` at a time
-            return True
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if not wait:
-                return False
-        if on_wait is not None:
-            on_wait()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        return True
-
-    def release(self, remove: bool = False) -> None:
-        if self.fd < 0:
-            return
-        if remove:
-            try:
-                os.unlink(str(self.path))
-            except OSError:
-                pass
-        os.close(self.fd)
-        self.fd = -1
-
-
-def busy(layout: Layout, key: str) -> bool:
-    """True while a ``baton once`` of ``key`` (or the command it started) still runs."""
-    if not durable.HAVE_LOCKS:  # pragma: no cover
-        return False
-    try:
-        fd = os.open(str(folder(layout) / "locks" / snapshot.key_digest(key)), os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
 def settle_hint(key: str) -> str:
     import shlex
 
@@ -215,7 +127,7 @@ def unknown_news(layout: Layout, snap: Snapshot) -> List[str]:
     more = 0
     ordered = sorted(snap.once_open.items(), key=lambda item: int(item[1].get("seq") or 0))
     for index, (key, info) in enumerate(ordered):
-        if index < PROBED and busy(layout, key):
+        if index < PROBED and keylock.busy(layout, key):
             continue  # still running: a second `baton once` of it waits for its result
         if len(lines) < SHOWN:
             lines.append(f"UNKNOWN: {one_line(key, 60)} ({one_line(str(info.get('step') or '-'), 40)}) started "

@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from store.state import effects, journal, snapshot
+from store.state import effects, journal, keylock, snapshot
 from store.state.location import Layout
 from store.state.snapshot import KEEP_ONCE_RESULTS, Snapshot, key_digest
 
@@ -151,51 +151,51 @@ def test_the_idempotency_key_depends_on_the_job_and_the_key_only(layout: Layout,
 
 
 def test_the_key_lock_excludes_a_second_holder_and_busy_tells(layout: Layout) -> None:
-    one = effects.KeyLock(layout, "k")
+    one = keylock.KeyLock(layout, "k")
     assert one.acquire(wait=False)
-    assert effects.busy(layout, "k")
-    assert not effects.KeyLock(layout, "k").acquire(wait=False)
-    assert effects.KeyLock(layout, "other").acquire(wait=False)
+    assert keylock.busy(layout, "k")
+    assert not keylock.KeyLock(layout, "k").acquire(wait=False)
+    assert keylock.KeyLock(layout, "other").acquire(wait=False)
     one.release(remove=True)
-    assert not effects.busy(layout, "k")
-    again = effects.KeyLock(layout, "k")
+    assert not keylock.busy(layout, "k")
+    again = keylock.KeyLock(layout, "k")
     assert again.acquire(wait=False)
     again.release()
 
 
 def test_a_lock_removed_by_its_holder_is_taken_again_on_the_new_file(layout: Layout) -> None:
-    holder = effects.KeyLock(layout, "k")
+    holder = keylock.KeyLock(layout, "k")
     assert holder.acquire(wait=False)
     script = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
-              "from pathlib import Path\nfrom store.state import effects\nfrom store.state.location import Layout\n"
-              f"lock = effects.KeyLock(Layout(Path({str(layout.root)!r}), Path({str(layout.project)!r})), 'k')\n"
+              "from pathlib import Path\nfrom store.state import keylock\nfrom store.state.location import Layout\n"
+              f"lock = keylock.KeyLock(Layout(Path({str(layout.root)!r}), Path({str(layout.project)!r})), 'k')\n"
               "lock.acquire(on_wait=lambda: print('waiting', flush=True))\nprint('got', flush=True)\n")
     waiter = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     assert waiter.stdout is not None and waiter.stdout.readline().strip() == "waiting"
     holder.release(remove=True)  # the waiter wakes on the unlinked file, and must lock the new one
     assert waiter.stdout.readline().strip() == "got"
-    assert effects.busy(layout, "k"), "the waiter holds the lock on the file now at the path"
+    assert keylock.busy(layout, "k"), "the waiter holds the lock on the file now at the path"
     waiter.kill()
     waiter.wait()
 
 
 def test_a_lock_held_by_a_process_the_holder_started_outlives_the_holder(layout: Layout) -> None:
-    holder = effects.KeyLock(layout, "k")
+    holder = keylock.KeyLock(layout, "k")
     holder.acquire()
     child = subprocess.Popen(["sleep", "30"], pass_fds=(holder.fd,))
     holder.release()  # our descriptor is closed, as when `baton once` is killed
     try:
-        assert effects.busy(layout, "k")
+        assert keylock.busy(layout, "k")
     finally:
         child.kill()
         child.wait()
-    assert not effects.busy(layout, "k")
+    assert not keylock.busy(layout, "k")
 
 
 def test_unknown_lines_skip_running_keys_and_are_bounded(layout: Layout) -> None:
     for i in range(7):
         intent(layout, f"k{i}", step="deliver")
-    running = effects.KeyLock(layout, "k0")
+    running = keylock.KeyLock(layout, "k0")
     running.acquire()
     try:
         lines = effects.unknown_news(layout, current(layout))
@@ -231,11 +231,11 @@ def test_from_bytes_refuses_a_snapshot_whose_once_fields_have_the_wrong_shape() 
 
 
 def test_waiting_for_a_lock_does_not_spin(layout: Layout) -> None:
-    holder = effects.KeyLock(layout, "k")
+    holder = keylock.KeyLock(layout, "k")
     holder.acquire()
     script = (f"import sys, time; sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})\n"
-              "from pathlib import Path\nfrom store.state import effects\nfrom store.state.location import Layout\n"
-              f"lock = effects.KeyLock(Layout(Path({str(layout.root)!r}), Path({str(layout.project)!r})), 'k')\n"
+              "from pathlib import Path\nfrom store.state import keylock\nfrom store.state.location import Layout\n"
+              f"lock = keylock.KeyLock(Layout(Path({str(layout.root)!r}), Path({str(layout.project)!r})), 'k')\n"
               "lock.acquire()\nprint(time.process_time())\n")
     waiter = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
     time.sleep(1.0)

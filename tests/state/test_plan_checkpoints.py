@@ -21,7 +21,7 @@ def test_the_fields_are_read_with_their_defaults() -> None:
 
 
 @pytest.mark.parametrize("data, words", [
-    ({"steps": [{"id": "a", "rerun": "twice"}]}, "step 1 ('a'): field 'rerun': 'twice' is not one of skip, redo, never"),
+    ({"steps": [{"id": "a", "rerun": "twice"}]}, "field 'rerun': 'twice' is not one of skip, redo, never"),
     ({"steps": [{"id": "a", "inputs": "src/**"}]}, "field 'inputs': expected a list of strings, got string"),
     ({"steps": [{"id": "a", "artifacts": [""]}]}, "field 'artifacts': entries must not be empty"),
     ({"effects": "gh*", "steps": ["a"]}, "field 'effects': expected a list of strings, got string"),

@@ -1,4 +1,4 @@
-"""Which ``baton once`` keys have run: the per-key index on disk, and one lock per key.
+"""Which ``baton once`` keys have run: the per-key index on disk, and the brief lines about them.
 
 The ledger is the truth. The snapshot folds each ``intent`` and ``result`` record into
 ``once_pending`` (key digest -> seq and start offset of the key's latest record), and

@@ -89,13 +89,18 @@ class Hasher:
 
     def __init__(self, layout: Layout) -> None:
         self.path: Path = layout.root / CACHE
-        self.cache: Dict[str, List[object]] = {}
+        self._cache: Optional[Dict[str, List[object]]] = None  # read on first use: most checks hash nothing
         self.changed = False
-        try:
-            data = json.loads(self.path.read_bytes().decode("utf-8"))
-            self.cache = data if isinstance(data, dict) else {}
-        except (OSError, ValueError):
-            pass
+
+    @property
+    def cache(self) -> Dict[str, List[object]]:
+        if self._cache is None:
+            try:
+                data = json.loads(self.path.read_bytes().decode("utf-8"))
+            except (OSError, ValueError):
+                data = {}
+            self._cache = data if isinstance(data, dict) else {}
+        return self._cache
 
     def sha(self, key: str, full: str, st: os.stat_result) -> str:
         entry = self.cache.get(key)

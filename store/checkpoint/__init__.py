@@ -21,6 +21,6 @@ def brief_news(job: Job) -> List[str]:
 
     try:
         return freshness.news(job.layout, job.plan, job.snap)
-    except (OSError, ValueError) as exc:
+    except Exception as exc:  # noqa: BLE001 - the brief must still reach the session, saying what failed
         return [f"UNCHECKED: the DONE steps' artifacts could not be checked ({type(exc).__name__}: {exc}); "
                 "run `baton verify --artifacts`"]

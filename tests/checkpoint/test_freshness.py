@@ -151,3 +151,16 @@ def test_the_cache_is_rebuilt_when_lost_and_ignores_garbage(baton: Baton, job: P
     cache.unlink()
     (job / "data" / "raw.csv").unlink()
     assert lines(baton("brief").out, "CHANGED: fetch")
+
+
+def test_a_failing_check_still_lets_the_brief_through(baton: Baton, job: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = Layout(job / ".baton", job)
+
+    def broken(*args: object, **kwargs: object) -> List[str]:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(freshness, "news", broken)
+    lines_ = brief_news(Job(layout, os.environ))
+    assert lines_ == ["UNCHECKED: the DONE steps' artifacts could not be checked (RuntimeError: disk on fire); "
+                      "run `baton verify --artifacts`"]

@@ -105,12 +105,12 @@ def check(layout: Layout, plan: Plan, snap: Snapshot, deadline: Optional[float])
             info = snap.steps.get(step.id) or {}
             if info.get("status") != "done" or not isinstance(info.get("at"), int):
                 continue
+            _late(deadline)
             record = read_at(layout.ledger, info["at"])
             if record is None or record.get("seq") != info.get("seq") or record.get("step") != step.id:
                 continue  # the snapshot does not match the ledger; the next rebuild fixes it
             findings += _artifacts(layout, step, record, hasher, deadline)
             findings += _inputs(layout, step, record, hasher, deadline)
-            _late(deadline)
     except OutOfTime:
         complete = False
     hasher.save()

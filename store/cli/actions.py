@@ -13,14 +13,18 @@ from store.state import approvals, journal
 from store.state.brief import ALL_DONE, progress
 from store.state.job import Job
 from store.state.location import Layout
-from store.state.plan import Plan, load_plan, parse_text
+from store.state.plan import Plan, Step, load_plan, parse_text
+from store.state.scope import scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Tuple
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+    from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nrun.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
+             "state.json\nlock\nhooks.lock\nrun.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n"
+             ".*.tmp\nhashes.json\nonce/\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
@@ -46,8 +50,11 @@ def seed_plan_text(steps: Any) -> str:
     return json.dumps({"steps": list(steps)}, indent=2) + "\n"
 
 
-def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str) -> Tuple[str, int]:
-    """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done."""
+def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+                extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Tuple[str, int]:
+    """Record ``step_id`` as ``status``; return (message, exit code). A ``done`` is a checkpoint:
+    its artifacts must exist (``extra``: more paths or URIs, with a known sha256), ``validate``
+    runs first, and the record keeps artifacts, input revision, git change and validation."""
     plan = load_plan(layout.plan)
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
@@ -57,19 +64,65 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
     if step.needs_approval and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
-    recorded = status
-    if status == "done" and step.validate:
-        seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-        outcome = validation.run(step.validate, layout.project, seconds)
-        if not outcome.ok:
-            recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
+    if extra and status != "done":
+        raise BatonError("--artifact goes with `done`: artifacts are what a finished step produced")
+    snap = journal.read_state(layout, save=False).snapshot
+    _refuse_rerun(step, snap, status)
+    _refuse_unsettled(step, snap, status)
+    from store.checkpoint import capture
+    from store.checkpoint.digests import Hasher
+
+    hasher = Hasher(layout)
+    made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
+    recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
+    if validation is not None and validation["status"] == "failed":
+        recorded, note = "failed", str(validation.pop("summary")) + (f" | {note}" if note else "")
+    fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
+    hasher.save()
+    if validation is not None:
+        fields["validation"] = validation
+    same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
+    if same is not None:
+        return (f"{step.id} is already recorded done with this same change (patch-id {str(same['patch_id'])[:12]}, "
+                f"#{same.get('seq')}); not recorded again"), 0
+    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **fields)
     nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
     message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
                f"NEXT: {nxt.id if nxt else ALL_DONE}")
     if recorded != status:
         return f"{message}\n{step.id} was not recorded done: {note}", CHECK
     return message, 0
+
+
+def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
+    info = snap.steps.get(step.id, {})
+    if step.rerun == "never" and info.get("status") == "done" and status in ("running", "done", "failed"):
+        raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} "
+                         f"(#{info.get('seq')}); it must not run twice, so it is not recorded again", CHECK)
+
+
+def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
+    """A step is not done while one of its side effects has no result (running, or unknown)."""
+    open_keys = [k for k, v in snap.once_open.items() if v.get("step") == step.id]
+    if status == "done" and open_keys:
+        from store.state.effects import settle_hint
+
+        raise BatonError(f"step {step.id} ran a side effect whose outcome is not known yet ({open_keys[0]}"
+                         + (f" and {len(open_keys) - 1} more" if len(open_keys) > 1 else "") + "): wait for it, or "
+                         f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
+
+
+def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
+    """The validation on a ``done`` record: passed, failed (with its summary) or none."""
+    if not step.validate:
+        return {"status": "none"}
+    seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
+    outcome = validation.run(step.validate, layout.project, seconds)
+    found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
+                             "seconds": outcome.seconds}
+    if not outcome.ok:
+        found["summary"] = outcome.summary
+    return found
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
@@ -84,7 +137,8 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
-    sig = approvals.sign(key, job.key_scope, step.id, ts, session)
-    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig}
+    approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval
+    sig = approvals.sign(key, job.key_scope, step.id, ts, session, approved["digest"])
+    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig, "scope": approved}
     journal.append(layout, step.id, "approved", note, **extra)
     return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on."

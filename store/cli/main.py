@@ -1,4 +1,4 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log, run, session.
+"""The ``baton`` command line: init, record, brief, status, verify, log, once, run, session.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from store.state.ledger import read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn, Optional, Sequence
+    from typing import List, NoReturn, Optional, Sequence, Tuple
 
 
 class Parser(argparse.ArgumentParser):
@@ -46,8 +47,27 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
+def artifact_options(words: Sequence[str]) -> Tuple[List[Tuple[str, Optional[str]]], List[str]]:
+    """``--artifact PATH_OR_URI [--sha256 HEX]`` repeated at the start of a record's note, then the
+    note; ``--`` ends the options (a note may then start with ``--artifact``)."""
+    extra: List[Tuple[str, Optional[str]]] = []
+    rest = list(words)
+    while rest and rest[0] in ("--artifact", "--sha256"):
+        if len(rest) < 2 or not rest[1]:
+            raise BatonError(f"{rest[0]} needs a value (see `baton record --help`)")
+        if rest[0] == "--artifact":
+            extra.append((rest[1], None))
+        elif not extra or extra[-1][1] is not None or not re.fullmatch(r"[0-9a-fA-F]{64}", rest[1]):
+            raise BatonError("--sha256 takes 64 hex digits and follows the --artifact it is for")
+        else:
+            extra[-1] = (extra[-1][0], rest[1])
+        rest = rest[2:]
+    return extra, rest[1:] if rest[:1] == ["--"] else rest
+
+
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
-    message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(args.note))
+    extra, note = artifact_options(args.note)
+    message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(note), extra)
     first, _, rest = message.partition("\n")
     print(first)
     if rest:
@@ -56,11 +76,12 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
 
 
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.checkpoint import brief_news
     from store.monitor.limits import job_news
 
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", ""), job_news(job)))
+    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", ""), [*job_news(job), *brief_news(job)]))
     return 0
 
 
@@ -82,7 +103,15 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     if verdict.torn:
         print(f"torn tail: {verdict.torn} bytes after record {verdict.records} (line {verdict.records + 1}) "
               "from a writer killed mid-append; not corruption, the next record repairs it")
-    return 0
+    if not args.artifacts:
+        return 0
+    from store.checkpoint import freshness
+
+    job = Job(layout, os.environ)
+    findings = freshness.check(layout, job.plan, job.snap, deadline=None).findings
+    for line in freshness.report_lines(findings):
+        print(line)
+    return CHECK if any(f.kind in ("changed", "stale") for f in findings) else 0
 
 
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -95,6 +124,12 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
+def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import once
+
+    return once.run(args.args, layout)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
@@ -104,7 +139,7 @@ def build_parser() -> Parser:
     p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
     p.add_argument("--force", action="store_true", help="replace an existing plan")
     p.set_defaults(func=cmd_init)
-    p = sub.add_parser("record", help="append STEP STATUS [NOTE...] to the ledger")
+    p = sub.add_parser("record", help="append STEP STATUS [--artifact PATH_OR_URI [--sha256 HEX]]... [NOTE...]")
     p.add_argument("step", metavar="STEP")
     p.add_argument("status", metavar="STATUS", help=f"one of {', '.join(journal.STATUSES)}")
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
@@ -113,11 +148,18 @@ def build_parser() -> Parser:
     p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
-    sub.add_parser("verify", help="check the ledger's hash chain").set_defaults(func=cmd_verify)
+    p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
+    p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
+    p.set_defaults(func=cmd_verify)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    # listed for --help; main() hands `once` its words before argparse sees them
+    p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_once)
     from store.cli.run import add_commands
 
     add_commands(sub)
@@ -126,12 +168,16 @@ def build_parser() -> Parser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        words = list(sys.argv[1:] if argv is None else argv)
+        if words[:1] == ["once"]:  # its words go to the command it runs untouched, whatever argparse does with "--"
+            from store.cli import once
+
+            return once.run(words[1:], location.resolve())
         args = build_parser().parse_args(words)
         args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log, run, session "
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, once, run, session "
                              "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:

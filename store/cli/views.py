@@ -23,7 +23,9 @@ def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
             "next": prog.next.id if prog.next else None, "running": list(prog.running),
             "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,
-            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems}
+            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems,
+            "once": {"results": snap.once_results,
+                     "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])]}}
 
 
 def status_text(data: Dict[str, Any]) -> str:
@@ -43,6 +45,11 @@ def status_text(data: Dict[str, Any]) -> str:
         " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
         if sessions else ""))
     lines += [f"problem: {p}" for p in data["problems"]]
+    once = data["once"]
+    if once["results"] or once["open"]:
+        lines.append(f"side effects (baton once): {once['results']} results, {len(once['open'])} open")
+        lines += [f"  open {one_line(o['key'], 60)} ({one_line(str(o.get('step')), 40)}) since {o.get('ts')}: running "
+                  "now, or unknown until settled" for o in once["open"]]
     return "\n".join(lines)
 
 

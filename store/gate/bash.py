@@ -5,7 +5,9 @@ or it is read-only, or it matches one of the step's ``bash`` patterns (and chain
 or everything it writes is known and inside the step's ``writes``. A command whose effect cannot
 be told (an interpreter, an unknown program, a variable as a target) is denied while writes are
 restricted: the reason says so and suggests a ``bash`` pattern. ``baton`` itself may be run,
-except ``approve`` (a person's act) and ``init`` over an existing plan.
+except ``approve`` (a person's act) and ``init`` over an existing plan; the command that
+``baton once`` runs is checked like any other, and a command matching the plan's ``effects``
+must run through ``baton once``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import os
 import re
 
 from store.base import paths as scope
-from store.gate.call import Call, Rules, matches_any, mentions_protected, protected, refuse
+from store.gate.call import CHAINING, Call, Rules, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
 
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
-BATON_WRITE = ("record",)
+BATON_WRITE = ("record", "once")
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
 SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
 KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
@@ -34,6 +36,7 @@ KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
 WRAPPERS = re.compile(
     r"^(?:(?:\w+=\S*|sudo(?:\s+-\S+)*|command|builtin|exec|nohup|time|stdbuf(?:\s+-\S+)*|nice(?:\s+-n\s*\S+|\s+-\S+)*"
     r"|env(?:\s+-\S+|\s+\w+=\S*)*|timeout(?:\s+-\S+)*\s+\S+|xargs(?:\s+-\S+)*)\s+)+")
+ONCE = re.compile(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -44,16 +47,53 @@ def _subcommand(argv: Sequence[str]) -> str:
     return words[0] if words else ""
 
 
-def _rule_hit(command: str, pattern: str) -> bool:
+def _pieces(command: str) -> Sequence[str]:
     pieces = [" ".join(p.split()) for p in (command, *SEGMENTS.split(command))]
     bare = [WRAPPERS.sub("", KEYWORDS.sub("", p, count=1), count=1) for p in pieces]
-    return any(fnmatch.fnmatchcase(p, pattern) for p in (*pieces, *bare) if p)
+    return [p for p in (*pieces, *bare) if p]
+
+
+def _rule_hit(command: str, pattern: str) -> bool:
+    return any(fnmatch.fnmatchcase(p, pattern) for p in _pieces(command))
+
+
+def unwrapped_effect(command: str, effects: Sequence[str]) -> Optional[Tuple[str, str]]:
+    """(the piece, the pattern) when a piece of ``command`` matches one of the plan's ``effects``
+    and does not run through ``baton once``. Reads the command's text, as the rules do."""
+    for piece in _pieces(command):
+        if ONCE.match(piece):
+            continue
+        for pattern in effects:
+            if fnmatch.fnmatchcase(piece, pattern):
+                return piece, pattern
+    return None
+
+
+def _effect_reason(piece: str, pattern: str, step: str) -> str:
+    slug = "-".join(re.sub(r"[^a-z0-9]+", "-", w.lower()).strip("-") for w in piece.split()[:3]).strip("-")
+    key = f"{step}-{slug}"[:60] if step != "?" else slug[:60]
+    return refuse("once", f"baton denied this command: `{piece[:200]}` is a side effect this job runs only through "
+                          f"`baton once` (the plan's effects pattern `{pattern}`), so that a resumed session never "
+                          f"does it twice. Run it as: baton once {key} -- {piece[:200]}  (the KEY names this one "
+                          "operation: the same KEY never runs twice, a different operation needs its own KEY).")
+
+
+def _once_inner(command: str, invocations: Sequence[Tuple[str, ...]]) -> str:
+    """The command a lone ``baton once`` runs, as text for the step's ``bash`` patterns."""
+    if len(invocations) != 1 or not ONCE.match(" ".join(command.split())) or CHAINING.search(command):
+        return ""
+    if invocations[0][2:3] and invocations[0][2].startswith("-"):
+        return ""  # --settle, --help: nothing runs
+    argv = list(invocations[0][3:])  # after baton, once and the key
+    while len(argv) >= 2 and argv[0] in ("--id-from", "--id-json"):
+        argv = argv[2:]
+    return " ".join(argv[1:] if argv[:1] == ["--"] else argv)
 
 
 def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:
     for argv in invocations:
         sub = _subcommand(argv)
-        if sub == "approve" or any("approve" in a.lower() for a in argv[1:3]):
+        if sub == "approve" or (sub != "once" and any("approve" in a.lower() for a in argv[1:3])):
             return refuse("approve", "baton denied `baton approve`: only a person approves a step, by typing "
                                      "/baton:approve STEP in the prompt. Stop and ask them.")
         if sub == "init" and plan is not None:
@@ -78,6 +118,9 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         if _rule_hit(command, rule.deny_bash):
             detail = f": {rule.reason}" if rule.reason else ""
             return refuse("rule", f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}.")
+    effect = unwrapped_effect(command, plan.effects) if plan and plan.effects else None
+    if effect:
+        return _effect_reason(effect[0], effect[1], rules.name)
     folded = scope.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
@@ -103,7 +146,9 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if rules.tools is not None and "Bash" not in rules.tools:
         return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
-    if rules.writes is None or harmless or matches_any(command, rules.bash):
+    inner = _once_inner(command, result.baton)
+    if rules.writes is None or harmless or matches_any(command, rules.bash) or (
+            inner and matches_any(inner, rules.bash)):
         return None
     return _outside_writes(call, rules, result.writes, result.opaque)
 

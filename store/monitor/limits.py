@@ -73,3 +73,11 @@ def job_news(job: Job) -> List[str]:
     from store.monitor.outcomes import read_counters
 
     return news(job.plan.limits, job.snap, read_counters(job.layout))
+
+
+def external_ops(snap: Snapshot, counters: Mapping[str, Any]) -> int:
+    """Operations that left the machine in the whole job, the one count ``limits.external_ops`` caps:
+    ``baton once`` results (folded from the ledger into the snapshot) plus ``counters.json``'s
+    ``external_ops``, where the hooks count other outgoing operations."""
+    counted = counters.get("external_ops", 0)
+    return snap.once_results + (int(counted) if isinstance(counted, (int, float)) else 0)

@@ -45,13 +45,27 @@ def _is_store(word: Word) -> bool:
 
 
 def baton(cmd: Command, name: str, args: list[Word]) -> None:
-    """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge."""
+    """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge.
+    ``baton once KEY [--id-from X | --id-json X] [--] CMD ...`` runs CMD: it is analysed too."""
     cmd.baton(("baton",) + tuple(w.text for w in args))
     sub = args[0].literal() if args else ""
     if sub is None:
         cmd.opaque(f"baton subcommand is computed: {args[0].raw}")
     elif sub not in ("", "brief", "status", "log", "verify", "--help", "-h", "--version"):
         cmd.readonly = False
+    inner = _once_command(args[1:]) if sub == "once" else []
+    if inner:
+        cmd.aside().run(inner[0], inner[1:])
+
+
+def _once_command(args: list[Word]) -> list[Word]:
+    """The command ``baton once`` runs (nothing for ``--settle`` or ``--help``)."""
+    if not args or (args[0].literal() or "").startswith("-"):
+        return []
+    rest = args[1:]
+    while len(rest) >= 2 and rest[0].literal() in ("--id-from", "--id-json"):
+        rest = rest[2:]
+    return rest[1:] if rest and rest[0].literal() == "--" else rest
 
 
 def family(name: str) -> Handler | None:

@@ -2,8 +2,9 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
-mistake raises :class:`PlanError` with one line naming the file, the step and the field.
+``approval``, ``validate``, and the checkpoint fields ``inputs``, ``artifacts``, ``rerun``) and job
+fields (``job``, ``limits``, ``protect``, ``rules``, ``effects``). Every mistake raises
+:class:`PlanError` with one line naming the file, the step and the field.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "inputs", "artifacts",
+               "rerun")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
+RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 RULE_FIELDS = ("id", "deny_bash", "reason")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
@@ -37,6 +40,7 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "external_ops": "operations that leave the machine in the whole job (`baton once` results)",
 }
 FLOAT_LIMITS = ("cost_usd", "wall_minutes")
 
@@ -60,15 +64,18 @@ class Rule(Frozen):
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "inputs", "artifacts",
+                 "rerun")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None) -> None:
+                 validate: Optional[str] = None, inputs: Tuple[str, ...] = (), artifacts: Tuple[str, ...] = (),
+                 rerun: str = "skip") -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
+        self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
 
     @property
     def needs_approval(self) -> bool:
@@ -77,12 +84,14 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
-                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json") -> None:
+                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
+                 effects: Tuple[str, ...] = ()) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
+        self.effects = effects  # command patterns that may run only through `baton once`
 
     @property
     def ids(self) -> Tuple[str, ...]:
@@ -165,7 +174,12 @@ def _step(raw: Any, index: int, source: str) -> Step:
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate)
+    inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
+    rerun = raw.get("rerun", "skip")
+    if rerun not in RERUN:
+        raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate,
+                inputs, artifacts, rerun)
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:
@@ -225,7 +239,8 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
-    return Plan(steps, job, limits, protect, rules, source)
+    effects = _strings(data["effects"], f"{source}: field 'effects'") if "effects" in data else ()
+    return Plan(steps, job, limits, protect, rules, source, effects)
 
 
 def load_plan(path: Path) -> Plan:

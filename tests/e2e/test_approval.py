@@ -128,7 +128,8 @@ def test_only_a_persons_prompt_approves_a_step(
     key = approvals.read_key({"HOME": str(claude.home)})
     assert key is not None
     scope = os.path.realpath(project / ".baton")
-    assert approval["sig"] == approvals.sign(key, scope, "b", approval["ts"], approval["session"])
+    assert approval["sig"] == approvals.sign(key, scope, "b", approval["ts"], approval["session"],
+                                             approval["scope"]["digest"])
 
     # 4. A new session: the model's write goes through and it records b.
     fake_api.script = Turns(

@@ -1,4 +1,4 @@
-"""One simple command under analysis: what the handlers in ``commands``, ``builtins``, ``programs``
+"""One simple command under analysis: what the handlers in ``commands``, ``builtin``, ``programs``
 and ``writers`` report through, and the record of each invocation the scan returns."""
 
 from __future__ import annotations

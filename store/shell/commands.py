@@ -3,7 +3,7 @@
 ``dispatch(cmd, name, args)`` reports through ``cmd`` (a ``contract.Command``) what the command
 ``name args`` does: files it writes (``cmd.write``), why its effect is unknown (``cmd.opaque``),
 the commands it runs in turn (``cmd.aside().run``, ``cmd.code``) and a change of directory
-(``cmd.chdir``). Shell builtins are in ``builtins``, file writers in ``writers``, commands that
+(``cmd.chdir``). Shell builtins are in ``builtin``, file writers in ``writers``, commands that
 run code in ``programs``; a command known nowhere runs code the scan cannot see. A computed
 argument that could expand to an option (``$X``, ``*``) makes any command opaque whose options
 can write, run or redirect something.
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from store.shell import builtins as shellbuiltins
+from store.shell import builtin as shellbuiltins
 from store.shell import programs as shellprog
 from store.shell import writers as shellwrite
 from store.shell.variables import word_value

@@ -1,6 +1,6 @@
 """The interfaces between the scanner and its parts, for type checkers only (never imported at run time).
 
-``Command`` is what a command handler (``commands``, ``builtins``, ``programs``, ``writers``)
+``Command`` is what a command handler (``commands``, ``builtin``, ``programs``, ``writers``)
 reports through; ``Runner`` is what the grammar walker and a command hand their findings to.
 ``command.Command`` and ``scan.Result`` implement them, so the handlers and the grammar depend
 on these interfaces rather than on the scanner itself.

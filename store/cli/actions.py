@@ -57,6 +57,8 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
     if step.needs_approval and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
+    if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
+        _refuse_failing_checks(layout, plan, step.id, env)
     recorded = status
     if status == "done" and step.validate:
         seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
@@ -70,6 +72,18 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
     if recorded != status:
         return f"{message}\n{step.id} was not recorded done: {note}", CHECK
     return message, 0
+
+
+def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
+    """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.monitor.checks import still_failing
+
+    failing = still_failing(layout, plan.rules, step_id, env)
+    if failing:
+        shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
+        more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+        raise BatonError(f"step {step_id!r} cannot be recorded done: files it changed fail their check: {shown}{more}. "
+                         "Fix them (their check runs again on every write), then record the step.", CHECK)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:

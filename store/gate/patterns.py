@@ -5,7 +5,8 @@ scan resolved, as its words joined by one space: quotes, escapes, wrappers (``su
 ``timeout``, ``xargs``, ``find -exec`` ...), ``sh -c``/``eval`` bodies and program paths
 (``/usr/bin/git``) are resolved first, so ``g''it p\\ush`` is ``git push``. A command with a
 word known only at run time is refused when the pattern could match for some value of it
-(``git $cmd``, ``xargs git``, ``$CMD push``, ``eval "$X"``); a program that runs code baton
+(``git $cmd``, ``xargs git``, ``$CMD push``, ``eval "$X"``), file name patterns being expanded
+first as bash would expand them unless the command itself makes files; a program that runs code baton
 cannot read (an interpreter, a script, an unknown program) is refused when its words name the
 pattern's program. A pattern holding a shell operator (``curl * | sh*``) is matched against the
 whole command, whitespace collapsed, as in baton 0.1.0.
@@ -16,11 +17,13 @@ from __future__ import annotations
 import fnmatch
 import re
 
+from store.shell.report import Invocation
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
+    from typing import List, Optional, Tuple
 
-    from store.shell.report import Invocation, Scan
+    from store.shell.report import Scan
 
 _WILD = re.compile(r"[*?\[]")
 _OPERATORS = re.compile(r"[|;&<>]")
@@ -33,11 +36,36 @@ def hit(pattern: str, command: str, scan: Scan) -> Optional[str]:
         flat = " ".join(command.split())
         return f"`{flat[:80]}` matches it" if fnmatch.fnmatchcase(flat, pattern) else None
     program = _program(pattern)
+    alone = len(scan.invocations) == 1  # its patterns expand before it runs: its own effects come later
+    stable = (alone or not (scan.writes or scan.links or scan.opaque)) and not any(
+        inv.program in ("shopt", "set") for inv in scan.invocations)
     for inv in scan.invocations:
-        found = _invocation_hit(pattern, program, inv)
+        found = _invocation_hit(pattern, program, expand_globs(inv) if stable else inv)
         if found:
             return found
     return None
+
+
+def expand_globs(inv: Invocation) -> Invocation:
+    """``inv`` with its file name patterns expanded as bash expands them now (a pattern matching
+    nothing stays as written), when the folder it runs in is known. Only for a command that makes
+    no file before ``inv`` runs: one that does could create a name (``--force``) first."""
+    if inv.resolved or len(inv.cwds) != 1 or inv.cwds[0] is None:
+        return inv
+    if any(word is None and pattern is None for word, pattern in zip(inv.argv, inv.globs)):
+        return inv
+    import glob
+    import os
+
+    cwd = str(inv.cwds[0])
+    argv: List[Optional[str]] = []
+    for word, pattern in zip(inv.argv, inv.globs):
+        if word is not None or pattern is None:
+            argv.append(word)
+            continue
+        found = sorted(glob.glob(os.path.join(glob.escape(cwd), pattern)))
+        argv.extend([m[len(cwd) + 1 :] if not os.path.isabs(pattern) else m for m in found] or [pattern])
+    return Invocation(tuple(argv), inv.cwds, inv.runner)
 
 
 def _invocation_hit(pattern: str, program: Optional[str], inv: Invocation) -> Optional[str]:

@@ -19,10 +19,27 @@ if TYPE_CHECKING:
 class Call:
     """An invocation being recorded: ``runner`` is set once its handler has looked at it."""
 
-    __slots__ = ("argv", "cwds", "runner")
+    __slots__ = ("argv", "cwds", "runner", "globs")
 
-    def __init__(self, argv: Tuple[Optional[str], ...], cwds: Cwds, runner: bool = False) -> None:
-        self.argv, self.cwds, self.runner = argv, cwds, runner
+    def __init__(self, argv: Tuple[Optional[str], ...], cwds: Cwds, runner: bool = False,
+                 globs: Tuple[Optional[str], ...] = ()) -> None:
+        self.argv, self.cwds, self.runner, self.globs = argv, cwds, runner, globs
+
+
+def glob_pattern(word: Word) -> Optional[str]:
+    """The word as a pattern for Python's ``glob`` when it is plain text with unquoted ``*``, ``?``
+    or ``[...]`` and nothing else to expand; None otherwise."""
+    if not any(kind == "glob" for kind, _ in word.parts) or word.braced():
+        return None
+    out = []
+    for kind, text in word.parts:
+        if kind == "glob":
+            out.append(text)
+        elif kind in ("lit", "qlit"):
+            out.append("".join(f"[{c}]" if c in "*?[" else c for c in text))
+        else:
+            return None
+    return "".join(out)
 
 
 def clean(path: str) -> str:
@@ -103,7 +120,8 @@ class Command:
         self.result.commands.append(name.raw if text is None else text)
         baton = shellprog.is_baton(name)
         program = "baton" if baton else program_name(text) if text is not None else None
-        self.call = Call((program, *(w.literal() for w in args)), self.cwds)
+        self.call = Call((program, *(w.literal() for w in args)), self.cwds,
+                         globs=(None, *(glob_pattern(w) if w.literal() is None else None for w in args)))
         self.result.invocations.append(self.call)
         bodies = self.result.functions.get(text or "", []) if functions else []
         if text is None and not baton:

@@ -42,15 +42,18 @@ class Invocation(_Value):
     resolved (``None`` for a word only known at run time; a program in a system folder is named
     by its base name), the directories that may be current then (``None``: unknown), and
     ``runner``: the program runs code the scan cannot read (an interpreter, a script, an unknown
-    program)."""
+    program). ``globs`` gives, for each word of ``argv`` that is ``None`` only because it is a
+    file name pattern (``src/*.py``), that pattern in Python's ``glob`` syntax, else ``None``."""
 
-    __slots__ = ("argv", "cwds", "runner")
+    __slots__ = ("argv", "cwds", "runner", "globs")
     argv: Argv
     cwds: Tuple[Optional[str], ...]
     runner: bool
+    globs: Tuple[Optional[str], ...]
 
-    def __init__(self, argv: Argv, cwds: Tuple[Optional[str], ...], runner: bool) -> None:
-        self._set(argv, cwds, runner)
+    def __init__(self, argv: Argv, cwds: Tuple[Optional[str], ...], runner: bool,
+                 globs: Tuple[Optional[str], ...] = ()) -> None:
+        self._set(argv, cwds, runner, globs or (None,) * len(argv))
 
     @property
     def program(self) -> Optional[str]:

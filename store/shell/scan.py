@@ -110,7 +110,7 @@ class Result:
     def scan(self) -> Scan:
         writes, opaque = tuple(dict.fromkeys(self.writes)), tuple(dict.fromkeys(self.opaque))
         readonly = self.readonly and not writes and not opaque
-        calls = tuple(Invocation(call.argv, call.cwds, call.runner) for call in self.invocations)
+        calls = tuple(Invocation(call.argv, call.cwds, call.runner, call.globs) for call in self.invocations)
         return Scan(writes, opaque, tuple(self.baton), readonly, tuple(self.commands), calls,
                     tuple(dict.fromkeys(self.links)), tuple(self.assigned), tuple(dict.fromkeys(self.unresolved)))
 

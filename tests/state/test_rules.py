@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any, Dict, List
 import pytest
 
 from store.state.plan import PlanError, parse_plan
-from store.state.rules import (DEFAULT_CHECKS, checks, host_matches, host_policy, mcp_name, normal_host,
-                               read_only_globs)
+from store.state.rules import DEFAULT_CHECKS, checks, host_matches, host_policy, mcp_name, normal_host, read_only_globs
 
 if TYPE_CHECKING:
     from conftest import Baton
@@ -56,7 +55,8 @@ BAD = [
     ("two kinds", {"id": "a", "reason": "r", "deny_bash": "x", "allow_hosts": ["a"]},
      "has both 'deny_bash' and 'allow_hosts'"),
     ("no id", {"reason": "r", "protect_branches": ["main"]}, "field 'id': every protect_branches rule needs an id"),
-    ("no reason", {"id": "a", "allow_hosts": ["x.com"]}, "field 'reason': every allow_hosts rule needs an id and a reason"),
+    ("no reason", {"id": "a", "allow_hosts": ["x.com"]},
+     "field 'reason': every allow_hosts rule needs an id and a reason"),
     ("blank reason", {"id": "a", "reason": " ", "allow_hosts": ["x.com"]}, "field 'reason'"),
     ("id with spaces", {"id": " a", "reason": "r", "deny_bash": "x"}, "field 'id': one line"),
     ("unknown field", {"id": "a", "reason": "r", "protect_branches": ["main"], "remote": "origin"},
@@ -146,7 +146,8 @@ def test_the_host_policy_needs_every_rule_to_allow_a_host() -> None:
     ("api.github.com", "api.github.com", True), ("API.GitHub.com.", "api.github.com", True),
     ("a.internal.example", "*.internal.example", True), ("a.b.internal.example", "*.internal.example", True),
     ("internal.example", "*.internal.example", False), ("evilinternal.example", "*.internal.example", False),
-    ("api.github.com.evil.com", "api.github.com", False), ("[::1]", "::1", True), ("bücher.de", "xn--bcher-kva.de", True),
+    ("api.github.com.evil.com", "api.github.com", False), ("[::1]", "::1", True),
+    ("bücher.de", "xn--bcher-kva.de", True),
     ("127.0.0.1", "127.0.0.1", True), ("127.0.0.2", "127.0.0.1", False),
 ])
 def test_host_matching(host: str, pattern: str, match: bool) -> None:

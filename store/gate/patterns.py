@@ -17,13 +17,11 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from store.shell.report import Invocation
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple
 
-    from store.shell.report import Scan
+    from store.shell.report import Invocation, Scan
 
 _WILD = re.compile(r"[*?\[]")
 _OPERATORS = re.compile(r"[|;&<>]")
@@ -65,7 +63,7 @@ def expand_globs(inv: Invocation) -> Invocation:
             continue
         found = sorted(glob.glob(os.path.join(glob.escape(cwd), pattern)))
         argv.extend([m[len(cwd) + 1 :] if not os.path.isabs(pattern) else m for m in found] or [pattern])
-    return Invocation(tuple(argv), inv.cwds, inv.runner)
+    return type(inv)(tuple(argv), inv.cwds, inv.runner)
 
 
 def _invocation_hit(pattern: str, program: Optional[str], inv: Invocation) -> Optional[str]:

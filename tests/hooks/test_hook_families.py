@@ -87,7 +87,7 @@ def test_the_attacks_are_refused_not_just_harmless(inproc: Hook, job: JobDir, pa
 def test_a_hard_link_to_the_ledger_made_earlier_is_refused(hook: Hook, job: JobDir, payload: Payloads) -> None:
     prepare(job)
     job.record("build", "running")
-    (job.project / "src" / "notes.txt").hardlink_to(job.layout.ledger)
+    os.link(job.layout.ledger, job.project / "src" / "notes.txt")
     result = hook("PreToolUse", payload("pre_tool_use_bash",
                                         tool_input={"command": "echo x >> src/notes.txt", "description": "x"}))
     assert result.denied and "it is a hard link to steps.jsonl" in result.reason, result.reason
@@ -103,3 +103,21 @@ def test_a_path_into_the_project_makes_program_names_unknown(inproc: Hook, job: 
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
     assert not inproc("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls",
                                                                              "description": "x"})).denied
+
+
+@pytest.mark.parametrize("command,refused,code", [
+    ("pytest -q", False, ""),
+    ("pytest -q --junitxml=reports/junit.xml", False, ""),
+    ("pytest --junitxml=other.xml", True, "writes"),
+    ("pytest --junitxml=.bat''on/steps.jsonl", True, "own-files"),
+    ("python3 -m pytest --basetemp=.baton", True, "own-files"),
+    ("pytest -q; touch x", True, "writes"),
+    ("pytest -q && python3 gen.py", True, "unknown-effect"),
+])
+def test_a_test_runner_pattern_still_checks_the_files_it_names(command: str, refused: bool, code: str, hook: Hook,
+                                                               job: JobDir, payload: Payloads) -> None:
+    """The validated phase lets ``pytest*`` run; the files its options name are checked like any write."""
+    job.plan({"steps": [{"id": "test", "phase": "validated", "writes": ["reports/**"]}]})
+    result = hook("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": command, "description": "x"}))
+    assert result.denied is refused, result.reason
+    assert not refused or result.reason.endswith(f"[baton:{code}]"), result.reason

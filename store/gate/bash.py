@@ -17,7 +17,8 @@ from store.gate import patterns
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
-from store.state.rules import host_policy, of_kind
+from store.state.hosts import host_policy
+from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Mapping, Optional, Set, Tuple
 
+    from store.gate.gitpush import Push
     from store.gate.repo import Repo
     from store.shell.report import Invocation
 
@@ -47,7 +48,6 @@ _FLAG_GLOBAL = frozenset(("-p", "-P", "--paginate", "--no-pager", "--bare", "--n
                           "--version", "--help"))
 _CONFIG_FAMILIES = ("remote.", "url.", "push.", "branch.", "alias.", "include", "core.sshcommand", "core.gitproxy",
                     "http.proxy", "protocol.")
-_PUSH_VALUED = ("--repo", "-o", "--push-option", "--receive-pack", "--exec", "--recurse-submodules")
 
 
 class Unreadable(Exception):
@@ -187,6 +187,8 @@ class GitCall:
     def push(self) -> Push:
         if None in self.words:
             raise Unreadable(f"`{self.shown}` has a computed argument")
+        from store.gate.gitpush import Push
+
         return Push(self)
 
     def local_targets(self, currents: Set[Optional[str]]) -> List[Optional[str]]:
@@ -214,63 +216,3 @@ class GitCall:
         method = (self.option_value("-X", "--method") or "").upper()
         fields = {"-f", "-F", "--field", "--raw-field", "--input"} & {w.split("=", 1)[0] for w in self.words if w}
         return method not in ("", "GET", "HEAD") or (not method and bool(fields))
-
-
-class Push:
-    """A ``git push`` (or ``send-pack``): where it goes and which remote branches it updates."""
-
-    def __init__(self, call: GitCall) -> None:
-        words = [str(w) for w in call.words]
-        flags = call.flags()
-        self.call = call
-        self.dry_run = bool(flags & {"-n", "--dry-run"})
-        self.mirror = "--mirror" in flags
-        self.all = bool(flags & {"--all", "--branches"})
-        self.prune = "--prune" in flags
-        self.delete = bool(flags & {"-d", "--delete"})
-        self.submodules = any(w.startswith("--recurse-submodules=") and w.split("=", 1)[1] in ("on-demand", "only")
-                              for w in words)
-        operands = [str(w) for w in call.operands(_PUSH_VALUED)]
-        repo = call.option_value("--repo")
-        self.remote = repo or (operands[0] if operands else None)
-        self.refspecs = operands if repo else operands[1:]
-
-    def destinations(self, repo: Repo, currents: Set[Optional[str]]) -> List[Optional[str]]:
-        """The remote branch names the push may update (None: one it cannot name)."""
-        if self.all:
-            return list(repo.branches())
-        specs = [s for s in self.refspecs if s != "tag"]
-        if self.delete:
-            return [s.lstrip("+").split(":")[-1] for s in specs]
-        if not specs:
-            name = self.remote or repo.push_remote(next(iter(currents), None) if len(currents) == 1 else None)
-            if repo.last(f"remote.{name}.mirror") == "true":
-                return [None]
-            specs = list(repo.get(f"remote.{name}.push"))
-            if not specs:
-                return self._default(repo, currents)
-        out: List[Optional[str]] = []
-        for spec in specs:
-            src, colon, dst = spec.lstrip("+").partition(":")
-            if not colon:
-                dst = src
-            if dst in ("HEAD", "@"):
-                out.extend(currents)
-            elif "*" in dst:
-                out.append(None)
-            elif colon or not any(c in src for c in "~^@{"):
-                out.append(dst)
-        return out
-
-    def _default(self, repo: Repo, currents: Set[Optional[str]]) -> List[Optional[str]]:
-        mode = (repo.last("push.default") or "simple").lower()
-        if mode == "nothing":
-            return []
-        if mode == "matching":
-            return list(repo.branches())
-        out: List[Optional[str]] = []
-        for branch in currents:
-            out.append(branch)
-            if branch is not None and mode in ("simple", "upstream", "tracking"):
-                out.append(repo.upstream(branch))
-        return [b for b in out if b is not None] if None not in currents else out

@@ -18,8 +18,9 @@ import os
 import re
 
 from store.gate.gitargs import GitCall, Unreadable
+from store.gate.remotecmds import options, rsync, scp, ssh
 from store.gate.repo import RepoError
-from store.gate.urls import LOCAL, scp_host, url_host
+from store.gate.urls import LOCAL, url_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,36 +36,6 @@ _GIT_NET = frozenset(("push", "fetch", "pull", "clone", "ls-remote", "archive", 
                       "fetch-pack", "send-pack", "request-pull"))
 
 
-def _options(words: Sequence[Optional[str]], valued: str, longs: Tuple[str, ...]) -> Tuple[Dict[str, List[str]],
-                                                                                           List[str]]:
-    """GNU-style options of ``words`` (all known): {option: [values]}, operands."""
-    opts: Dict[str, List[str]] = {}
-    ops: List[str] = []
-    k = 0
-    while k < len(words):
-        word = str(words[k])
-        k += 1
-        if word == "--":
-            ops.extend(str(w) for w in words[k:])
-            break
-        if word.startswith("--"):
-            name, eq, value = word.partition("=")
-            if not eq and name[2:] in longs and k < len(words):
-                value, k = str(words[k]), k + 1
-            opts.setdefault(name, []).append(value)
-        elif word.startswith("-") and len(word) > 1:
-            for pos, letter in enumerate(word[1:], 1):
-                if letter in valued:
-                    value = word[pos + 1 :] or (str(words[k]) if k < len(words) else "")
-                    k += 0 if word[pos + 1 :] else 1
-                    opts.setdefault("-" + letter, []).append(value)
-                    break
-                opts.setdefault("-" + letter, []).append("")
-        else:
-            ops.append(word)
-    return opts, ops
-
-
 _CURL_LONGS = ("data", "data-ascii", "data-binary", "data-raw", "data-urlencode", "header", "user-agent", "referer",
                "cookie", "cookie-jar", "output", "user", "request", "max-time", "connect-timeout", "retry", "form",
                "form-string", "upload-file", "proxy", "preproxy", "cacert", "capath", "cert", "key", "write-out",
@@ -77,7 +48,7 @@ _CURL_LONGS = ("data", "data-ascii", "data-binary", "data-raw", "data-urlencode"
 
 
 def _curl(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    opts, ops = _options(argv[1:], "AbcCdDeEFHKmoPQrtTuUwxXyYz", _CURL_LONGS)
+    opts, ops = options(argv[1:], "AbcCdDeEFHKmoPQrtTuUwxXyYz", _CURL_LONGS)
     out: List[Dest] = []
     for name in ("-K", "--config", "--resolve", "--connect-to", "--unix-socket", "--abstract-unix-socket"):
         if name in opts:
@@ -95,7 +66,7 @@ def _wget(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
              "wait", "quota", "directory-prefix", "user-agent", "level", "accept", "reject", "domains", "include",
              "exclude", "header", "post-data", "post-file", "body-data", "body-file", "method", "user", "password",
              "config", "referer", "save-cookies", "load-cookies", "ca-certificate", "certificate", "private-key")
-    opts, ops = _options(words, "OoaeiBtTwQPUlARDIX", longs)
+    opts, ops = options(words, "OoaeiBtTwQPUlARDIX", longs)
     out: List[Dest] = []
     if set(opts) & {"-e", "--execute", "--config", "-i", "--input-file"}:
         out.append((None, "wget reads commands or addresses from elsewhere"))
@@ -107,7 +78,7 @@ def _wget(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
 def _httpie(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
     longs = ("auth", "auth-type", "session", "session-read-only", "output", "verify", "cert", "cert-key", "timeout",
              "print", "pretty", "style", "format-options", "max-redirects", "boundary", "default-scheme", "proxy")
-    opts, ops = _options(argv[1:], "aAospS", longs)
+    opts, ops = options(argv[1:], "aAospS", longs)
     if "--proxy" in opts:
         return [(None, "http --proxy sends it through another host")]
     if ops and re.fullmatch(r"[A-Z]+", ops[0]):
@@ -119,7 +90,7 @@ def _httpie(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
 
 
 def _nc(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    opts, ops = _options(argv[1:], "IiMmOPpqsTVWwXxec", ("proxy", "exec", "sh-exec", "lua-exec", "source"))
+    opts, ops = options(argv[1:], "IiMmOPpqsTVWwXxec", ("proxy", "exec", "sh-exec", "lua-exec", "source"))
     if set(opts) & {"-U", "--unixsock"}:
         return []
     if set(opts) & {"-l", "--listen"}:
@@ -129,7 +100,7 @@ def _nc(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
 
 
 def _telnet(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    _, ops = _options(argv[1:], "beklLnX", ())
+    _, ops = options(argv[1:], "beklLnX", ())
     return [_host(ops[0], str(argv[0]), bare=True)] if ops else []
 
 
@@ -145,59 +116,6 @@ def _socat(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
             out.append(_host(rest.split(":", 1)[0].split(",", 1)[0], "socat", bare=True))
             if kind.startswith(("SOCKS", "PROXY")):
                 out.append(_host(rest.split(":")[1] if rest.count(":") else "", "socat", bare=True))
-    return out
-
-
-_SSH_VALUED = "bBcDEeFIiJLlmOoPpQRSWw"
-
-
-def _ssh(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    opts, ops = _options(argv[1:], _SSH_VALUED, ())
-    out = _ssh_options(opts, str(argv[0]))
-    return out + ([_host(ops[0], "ssh", bare=True)] if ops else [])
-
-
-def _ssh_options(opts: Dict[str, List[str]], program: str) -> List[Dest]:
-    out: List[Dest] = []
-    for name in ("-F", "-L", "-R", "-D", "-W", "-w", "-S"):
-        if name in opts:
-            out.append((None, f"{program} {name} opens a tunnel or reads another configuration"))
-    for jumps in opts.get("-J", []):
-        out.extend(_host(jump, f"{program} -J", bare=True) for jump in jumps.split(","))
-    for option in opts.get("-o", []):
-        key, _, value = option.replace(" ", "=", 1).partition("=")
-        key = key.strip().lower()
-        if key == "proxyjump":
-            out.extend(_host(jump, f"{program} ProxyJump", bare=True) for jump in value.split(","))
-        elif key in ("proxycommand", "hostname", "localcommand", "permitlocalcommand", "remoteforward",
-                     "localforward", "dynamicforward", "include", "match"):
-            out.append((None, f"{program} -o {key} may connect elsewhere or run a command"))
-    return out
-
-
-def _scp(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    program = str(argv[0])
-    opts, ops = _options(argv[1:], "cDFiJlmoPSXBbRs" if program == "sftp" else "cDFiJloPSX", ())
-    out = _ssh_options(opts, program)
-    if program == "sftp":
-        return out + ([_host(ops[0].split(":", 1)[0] if "://" not in ops[0] else ops[0], "sftp", bare=True)]
-                      if ops else [])
-    for word in ops:
-        host = scp_host(word)
-        if host != LOCAL:
-            out.append((host, "scp"))
-    return out
-
-
-def _rsync(argv: Sequence[Optional[str]], ctx: Context) -> List[Dest]:
-    opts, ops = _options(argv[1:], "eBfTM", ("rsh", "rsync-path", "exclude", "include", "filter", "files-from",
-                                            "exclude-from", "include-from", "password-file", "port", "address",
-                                            "chmod", "chown", "temp-dir", "compare-dest", "link-dest", "log-file",
-                                            "partial-dir", "backup-dir", "suffix", "timeout", "bwlimit", "out-format"))
-    remote = [scp_host(word) for word in ops]
-    out: List[Dest] = [(host, "rsync") for host in remote if host != LOCAL]
-    if remote and set(opts) & {"-e", "--rsh"}:
-        out.append((None, "rsync -e runs a remote shell baton does not read"))
     return out
 
 
@@ -255,8 +173,8 @@ def _host(text: str, what: str, glob: bool = False, bare: bool = False) -> Dest:
 
 TABLE: Dict[str, Callable[[Sequence[Optional[str]], Context], List[Dest]]] = {
     "curl": _curl, "wget": _wget, "http": _httpie, "https": _httpie, "xh": _httpie, "xhs": _httpie, "nc": _nc,
-    "ncat": _nc, "netcat": _nc, "telnet": _telnet, "socat": _socat, "ssh": _ssh, "scp": _scp, "sftp": _scp,
-    "rsync": _rsync, "/dev/tcp": _dev_socket, "/dev/udp": _dev_socket, "gh": _gh,
+    "ncat": _nc, "netcat": _nc, "telnet": _telnet, "socat": _socat, "ssh": ssh, "scp": scp, "sftp": scp,
+    "rsync": rsync, "/dev/tcp": _dev_socket, "/dev/udp": _dev_socket, "gh": _gh,
 }
 PUBLISHERS = frozenset(("npm", "pnpm", "yarn", "twine", "uv", "poetry", "flit", "hatch", "cargo", "gem", "docker",
                         "podman"))

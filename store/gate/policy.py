@@ -73,7 +73,7 @@ def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
                    read_only: Optional[Tuple[str, str]]) -> Optional[str]:
     """WebFetch reads, MCP tools may do anything: both send data out, judged by ``allow_hosts``."""
     from store.gate import egress
-    from store.state.rules import host_policy
+    from store.state.hosts import host_policy
 
     hosts = host_policy(plan.rules) if plan else None
     tool_input = call.input if isinstance(call.input, dict) else {}

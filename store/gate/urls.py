@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from store.state.rules import normal_host
+from store.state.hosts import normal_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -4,8 +4,8 @@ Kinds: ``deny_bash`` (a command pattern), ``protect_branches`` (branch globs, ``
 ``deny_content`` (``files`` globs and a ``pattern``), ``check_after_write`` (``"default"`` or
 glob -> command, ``seconds``) and ``allow_hosts`` (host globs, ``allow_mcp`` server names).
 :func:`parse_rules` validates them with the one-line errors every plan error gets. The helpers
-at the end give other parts (the gate, a sandbox, a network proxy) what they need without
-knowing the plan's shape: :func:`read_only_globs`, :func:`host_policy`, :func:`checks`.
+at the end give other parts (the gate, a sandbox) what they need without knowing the plan's
+shape: :func:`read_only_globs`, :func:`checks`; ``store.state.hosts`` gives the host allowlist.
 """
 
 from __future__ import annotations
@@ -199,67 +199,3 @@ def checks(rules: Sequence[Rule]) -> Tuple[Tuple[str, str, float, str], ...]:
     """(glob, command or built-in checker name, seconds, rule id) for every check_after_write entry."""
     return tuple((glob, command, float(rule.options.get("seconds", CHECK_DEFAULT_SECONDS)), rule.name)
                  for rule in of_kind(rules, "check_after_write") for glob, command in rule.value)
-
-
-class HostPolicy(Frozen):
-    """Where data may go while ``allow_hosts`` rules are active: a destination must be allowed by
-    every such rule. ``hosts`` are the rules' patterns (for a proxy's allowlist)."""
-
-    __slots__ = ("rules",)
-
-    def __init__(self, rules: Tuple[Rule, ...]) -> None:
-        self.rules = rules
-
-    @property
-    def hosts(self) -> Tuple[str, ...]:
-        return tuple(dict.fromkeys(h for rule in self.rules for h in rule.value))
-
-    def refusing(self, host: str) -> Optional[Rule]:
-        """The first rule that does not allow ``host`` (a name or an address), or None."""
-        host = normal_host(host)
-        for rule in self.rules:
-            if not any(host_matches(host, pattern) for pattern in rule.value):
-                return rule
-        return None
-
-    def refusing_mcp(self, server: str) -> Optional[Rule]:
-        """The first rule whose ``allow_mcp`` does not name the MCP ``server``, or None."""
-        from fnmatch import fnmatchcase
-
-        for rule in self.rules:
-            names = rule.options.get("allow_mcp", ())
-            if not any(fnmatchcase(mcp_name(server), mcp_name(n)) for n in names):
-                return rule
-        return None
-
-
-def host_policy(rules: Sequence[Rule]) -> Optional[HostPolicy]:
-    """The destination allowlist, or None when no allow_hosts rule is active."""
-    found = of_kind(rules, "allow_hosts")
-    return HostPolicy(found) if found else None
-
-
-def normal_host(host: str) -> str:
-    """Lower case, no trailing dot, no IPv6 brackets, IDNA-encoded (``bücher.de`` -> ``xn--bcher-kva.de``)."""
-    host = host.strip().lower().rstrip(".")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return host
-    return host
-
-
-def host_matches(host: str, pattern: str) -> bool:
-    """``pattern`` is a host name or address, ``*.example.com`` (any subdomain, not the domain itself)
-    or another glob; compared on :func:`normal_host` forms."""
-    from fnmatch import fnmatchcase  # on first use: most plans have no host rules
-
-    return fnmatchcase(host, normal_host(pattern))
-
-
-def mcp_name(name: str) -> str:
-    """An MCP server name as Claude Code puts it in tool names (``mcp__<server>__<tool>``)."""
-    return re.sub(r"[^A-Za-z0-9_*?]", "_", name)

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 LOCAL_WRITES = frozenset(("commit", "merge", "reset", "rebase", "cherry-pick", "revert", "am", "pull",
                           "filter-branch"))
+NAMING = frozenset(("branch", "update-ref", "checkout", "switch", "fetch", "rebase", "push"))  # name the branch
 _FINISHING = frozenset(("--abort", "--quit", "--skip", "--show-current-patch", "--edit-todo"))
 _GH_REF_WRITES = ("git/refs", "/merges", "/merge", "/contents/", "/branches/", "merge-upstream", "graphql")
 
@@ -127,7 +128,9 @@ def _check_push(rule: Rule, call: GitCall, switched: Set[Optional[str]]) -> None
 
 
 def _check_local(rule: Rule, call: GitCall, switched: Set[Optional[str]]) -> None:
-    for name in call.local_targets(_current(call, switched)):
+    if call.sub not in LOCAL_WRITES and call.sub not in NAMING:
+        return  # reads the repository only when a command may move a branch
+    for name in call.local_targets(_current(call, switched) if call.sub == "branch" else set()):
         if protected(rule, name):
             raise Blocked(f"`{call.shown}` changes the branch {name or 'that baton cannot name'}")
     if call.sub in LOCAL_WRITES and not (set(call.words) & _FINISHING):

@@ -26,5 +26,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        text = session_context(job.brief(str(payload.get("session_id", ""))))
+        from store.monitor.limits import job_news
+
+        text = session_context(job.brief(str(payload.get("session_id", "")), job_news(job)))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

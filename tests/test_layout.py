@@ -14,7 +14,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-ORDER = ["store.base", "store.shell", "store.state", "store.monitor", "store.gate", "store.cli", "hooks"]
+ORDER = ["store.base", "store.shell", "store.state", "store.monitor", "store.gate", "store.run", "store.cli", "hooks"]
 # part -> the parts it may import (besides itself and the root package's version)
 ALLOWED: Dict[str, Set[str]] = {
     "store.base": set(),
@@ -22,7 +22,8 @@ ALLOWED: Dict[str, Set[str]] = {
     "store.state": {"store.base"},
     "store.monitor": {"store.base", "store.shell", "store.state"},
     "store.gate": {"store.base", "store.shell", "store.state", "store.monitor"},
-    "store.cli": {"store.base", "store.shell", "store.state", "store.monitor", "store.gate"},
+    "store.run": {"store.base", "store.state", "store.monitor"},
+    "store.cli": {"store.base", "store.shell", "store.state", "store.monitor", "store.gate", "store.run"},
     "hooks": set(ORDER[:-1]),
     "store.__main__": {"store.cli"},
 }

@@ -1,4 +1,4 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log.
+"""The ``baton`` command line: init, record, brief, status, verify, log, run, session.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
@@ -56,9 +56,11 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
 
 
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.monitor.limits import job_news
+
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", "")))
+    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", ""), job_news(job)))
     return 0
 
 
@@ -116,15 +118,21 @@ def build_parser() -> Parser:
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    from store.cli.run import add_commands
+
+    add_commands(sub)
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
     try:
-        args = build_parser().parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        args = build_parser().parse_args(words)
+        args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, run, session "
+                             "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)

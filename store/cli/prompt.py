@@ -56,7 +56,10 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
 
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    return Job(layout, env).brief(env.get("CLAUDE_CODE_SESSION_ID", ""))
+    from store.monitor.limits import job_news
+
+    job = Job(layout, env)
+    return job.brief(env.get("CLAUDE_CODE_SESSION_ID", ""), job_news(job))
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:

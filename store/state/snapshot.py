@@ -26,13 +26,13 @@ STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop
 
 class Snapshot(Value):
     __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
-                 "approvals", "problems", "progress_seq")
+                 "approvals", "problems", "progress_seq", "session_cost_usd")
 
     def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
                  steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
                  sessions: Optional[Dict[str, Dict[str, int]]] = None, sessions_total: int = 0,
                  approvals: Optional[Dict[str, Dict[str, Any]]] = None, problems: Optional[List[str]] = None,
-                 progress_seq: int = 0) -> None:
+                 progress_seq: int = 0, session_cost_usd: float = 0.0) -> None:
         self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
         self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
         self.last = last
@@ -41,6 +41,7 @@ class Snapshot(Value):
         self.approvals: Dict[str, Dict[str, Any]] = {} if approvals is None else approvals
         self.problems: List[str] = [] if problems is None else problems  # corrupt lines seen while applying
         self.progress_seq = progress_seq  # seq of the last step or approval record (system records are not)
+        self.session_cost_usd = session_cost_usd  # summed ``cost_usd`` of ``session`` records (baton run, the SDK)
 
     def apply(self, record: Dict[str, Any], end_offset: int) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line."""
@@ -54,7 +55,10 @@ class Snapshot(Value):
         elif status in STEP_STATUSES:
             self.steps[step] = {k: v for k, v in brief.items() if k != "step"}
             self.progress_seq = record["seq"]
-        else:  # baton's own bookkeeping (stop, limit) is not the work LAST reports
+        else:  # baton's own bookkeeping (stop, limit, session) is not the work LAST reports
+            cost = record.get("cost_usd") if status == "session" else None
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 < cost < float("inf"):
+                self.session_cost_usd += float(cost)
             self._count_session(record.get("session"), record["seq"])
             return
         self.last = brief

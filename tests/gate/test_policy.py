@@ -251,6 +251,8 @@ def test_rule_hit(command: str, pattern: str, hit: bool) -> None:
     (("baton", "record", "a", "done", "approve later"), True, None),
     (("baton", "verify"), True, None),
     (("baton", "rm"), True, "baton denied `baton rm`: not a command the agent may run"),
+    (("baton", "run", "--", "--permission-mode", "acceptEdits"), True, "baton denied `baton run`: not a command"),
+    (("baton", "session", "s1", "completed"), True, "baton denied `baton session`: not a command"),
 ])
 def test_baton_verdict(argv: Any, with_plan: bool, phrase: Optional[str]) -> None:
     verdict = bashgate._baton_verdict([argv], plan_of("a") if with_plan else None)

@@ -1,4 +1,7 @@
-"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds."""
+"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds.
+
+After a Write, Edit or NotebookEdit that a ``check_after_write`` rule covers, the file's check
+runs; a failure is told to the model (``additionalContext``) and recorded as a failed outcome."""
 
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from store.state.location import Layout
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional
+
+    from store.monitor.checks import Outcome
 
 PATH_FIELDS = ("file_path", "notebook_path")
 
@@ -40,6 +45,21 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
 
 
+def _check(layout: Layout, job: Job, tool: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str],
+           step: str) -> Optional[Outcome]:
+    """check_after_write for a Write, Edit or NotebookEdit that succeeded; the outcome when it failed."""
+    raw = next((tool_input.get(k) for k in PATH_FIELDS if isinstance(tool_input.get(k), str)), None)
+    if tool not in ("Write", "Edit", "NotebookEdit") or not raw or not any(
+            r.kind == "check_after_write" for r in job.plan.rules):
+        return None
+    from store.monitor import checks
+
+    real = os.path.realpath(os.path.join(cwd, os.path.expanduser(str(raw))))
+    shown = outcomes.shown_path(real, str(layout.project))
+    outcome = checks.after_write(layout, job.plan.rules, real, shown, step, env.get("HOME", ""))
+    return outcome if outcome is not None and not outcome.ok else None
+
+
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     event = str(payload.get("hook_event_name"))
     layout = layout_for(payload, env)
@@ -52,10 +72,16 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     ok = event == "PostToolUse"
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
+    error = "" if ok else _first_line(payload.get("error"))
+    checked = _check(layout, job, tool, tool_input or {}, str(cwd), env, step) if ok and changed else None
+    if checked is not None:
+        ok, error = False, _first_line(f"check failed: {checked.output}")
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
-              "step": step, "tool": tool, "target": target, "ok": ok,
-              "error": "" if ok else _first_line(payload.get("error")), "changed": changed}
+              "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed}
     alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    if checked is not None:
+        alerts.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
+                         f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
     if not alerts:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

@@ -74,6 +74,8 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
 
     hasher = Hasher(layout)
     made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
+    if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
+        _refuse_failing_checks(layout, plan, step.id, env)
     recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
     if validation is not None and validation["status"] == "failed":
         recorded, note = "failed", str(validation.pop("summary")) + (f" | {note}" if note else "")
@@ -123,6 +125,18 @@ def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
     if not outcome.ok:
         found["summary"] = outcome.summary
     return found
+
+
+def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
+    """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.monitor.checks import still_failing
+
+    failing = still_failing(layout, plan.rules, step_id, env)
+    if failing:
+        shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
+        more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+        raise BatonError(f"step {step_id!r} cannot be recorded done: files it changed fail their check: {shown}{more}. "
+                         "Fix them (their check runs again on every write), then record the step.", CHECK)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:

@@ -12,31 +12,25 @@ must run through ``baton once``.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
 from store.base import paths as scope
-from store.gate.call import CHAINING, Call, Rules, matches_any, mentions_protected, protected, refuse
+from store.gate import effects, patterns
+from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
+from store.state.hosts import host_policy
+from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence, Tuple
+    from typing import List, Optional, Sequence, Tuple
 
+    from store.shell.report import Scan
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
 BATON_WRITE = ("record", "once")
-# A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
-SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
-KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
-# words that run the command after them: a rule about `git push` also holds for `sudo git push`
-WRAPPERS = re.compile(
-    r"^(?:(?:\w+=\S*|sudo(?:\s+-\S+)*|command|builtin|exec|nohup|time|stdbuf(?:\s+-\S+)*|nice(?:\s+-n\s*\S+|\s+-\S+)*"
-    r"|env(?:\s+-\S+|\s+\w+=\S*)*|timeout(?:\s+-\S+)*\s+\S+|xargs(?:\s+-\S+)*)\s+)+")
-ONCE = re.compile(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -45,49 +39,6 @@ def _subcommand(argv: Sequence[str]) -> str:
     if program.startswith("python"):
         words = words[1:]  # python3 <root>/store SUBCOMMAND
     return words[0] if words else ""
-
-
-def _pieces(command: str) -> Sequence[str]:
-    pieces = [" ".join(p.split()) for p in (command, *SEGMENTS.split(command))]
-    bare = [WRAPPERS.sub("", KEYWORDS.sub("", p, count=1), count=1) for p in pieces]
-    return [p for p in (*pieces, *bare) if p]
-
-
-def _rule_hit(command: str, pattern: str) -> bool:
-    return any(fnmatch.fnmatchcase(p, pattern) for p in _pieces(command))
-
-
-def unwrapped_effect(command: str, effects: Sequence[str]) -> Optional[Tuple[str, str]]:
-    """(the piece, the pattern) when a piece of ``command`` matches one of the plan's ``effects``
-    and does not run through ``baton once``. Reads the command's text, as the rules do."""
-    for piece in _pieces(command):
-        if ONCE.match(piece):
-            continue
-        for pattern in effects:
-            if fnmatch.fnmatchcase(piece, pattern):
-                return piece, pattern
-    return None
-
-
-def _effect_reason(piece: str, pattern: str, step: str) -> str:
-    slug = "-".join(re.sub(r"[^a-z0-9]+", "-", w.lower()).strip("-") for w in piece.split()[:3]).strip("-")
-    key = f"{step}-{slug}"[:60] if step != "?" else slug[:60]
-    return refuse("once", f"baton denied this command: `{piece[:200]}` is a side effect this job runs only through "
-                          f"`baton once` (the plan's effects pattern `{pattern}`), so that a resumed session never "
-                          f"does it twice. Run it as: baton once {key} -- {piece[:200]}  (the KEY names this one "
-                          "operation: the same KEY never runs twice, a different operation needs its own KEY).")
-
-
-def _once_inner(command: str, invocations: Sequence[Tuple[str, ...]]) -> str:
-    """The command a lone ``baton once`` runs, as text for the step's ``bash`` patterns."""
-    if len(invocations) != 1 or not ONCE.match(" ".join(command.split())) or CHAINING.search(command):
-        return ""
-    if invocations[0][2:3] and invocations[0][2].startswith("-"):
-        return ""  # --settle, --help: nothing runs
-    argv = list(invocations[0][3:])  # after baton, once and the key
-    while len(argv) >= 2 and argv[0] in ("--id-from", "--id-json"):
-        argv = argv[2:]
-    return " ".join(argv[1:] if argv[:1] == ["--"] else argv)
 
 
 def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:
@@ -114,43 +65,105 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
-    for rule in plan.rules if plan else ():
-        if _rule_hit(command, rule.deny_bash):
-            detail = f": {rule.reason}" if rule.reason else ""
-            return refuse("rule", f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}.")
-    effect = unwrapped_effect(command, plan.effects) if plan and plan.effects else None
-    if effect:
-        return _effect_reason(effect[0], effect[1], rules.name)
     folded = scope.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
     result = analyse(command, call.cwd, call.home)
-    verdict = _baton_verdict(result.baton, plan)
+    verdict = _baton_verdict(result.baton, plan) or _protected_writes(call, result, plan)
     if verdict:
         return verdict
-    for target in result.writes:
-        found = protected(call, os.path.realpath(target), os.path.normpath(target), plan)
-        if found:
-            return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
-                                    "Record progress with `baton record STEP STATUS NOTE` instead.")
+    opaque = list(result.opaque) + _hidden_effects(call, result)
+    verdict = job_rules(call, plan, command, result, rules.name)
+    if verdict:
+        return verdict
     named = mentions_protected(command)
-    if result.opaque and named:
+    if opaque and named:
         return refuse("own-files", f"baton denied this command: {named}, and what it does cannot be checked "
-                                   f"({result.opaque[0]}). Use `baton record` to change the ledger.")
-    harmless = result.readonly or (
-        _baton_only(result.commands, result.baton) and not result.writes and not result.opaque)
+                                   f"({opaque[0]}). Use `baton record` to change the ledger.")
+    harmless = not opaque and (result.readonly or (
+        _baton_only(result.commands, result.baton) and not result.writes))
     if read_only and not harmless:
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
     if rules.tools is not None and "Bash" not in rules.tools:
         return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
-    inner = _once_inner(command, result.baton)
-    if rules.writes is None or harmless or matches_any(command, rules.bash) or (
-            inner and matches_any(inner, rules.bash)):
+    inner = effects.lone_once_inner(command, result) if plan and plan.effects else ""
+    if rules.writes is None or harmless:
         return None
-    return _outside_writes(call, rules, result.writes, result.opaque)
+    if matches_any(command, rules.bash) or (inner and matches_any(inner, rules.bash)):
+        # the person allowed this command (or the one a lone `baton once` runs); what it names still counts
+        return _outside_writes(call, rules, result.writes, ())
+    return _outside_writes(call, rules, result.writes, opaque)
+
+
+def _protected_writes(call: Call, result: Scan, plan: Optional[Plan]) -> Optional[str]:
+    for target in result.writes:
+        real = os.path.realpath(target)
+        found = protected(call, real, os.path.normpath(target), plan) or hard_link(call, real, plan)
+        if found:
+            return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
+                                    "Record progress with `baton record STEP STATUS NOTE` instead.")
+    return None
+
+
+def _hidden_effects(call: Call, result: Scan) -> List[str]:
+    """What the scan could not know: writes through a link the command itself makes, and a PATH
+    that lets a file in the project stand in for a program."""
+    out = []
+    links = [(link, os.path.realpath(link)) for link in result.links]
+    for target in result.writes:
+        real = os.path.realpath(target)
+        for link, link_real in links:
+            if real != link_real and scope.under(real, link_real):
+                out.append(f"it writes {call.shown(target)} through {call.shown(link)}, which it makes a link or moves")
+                break
+    for entry in (call.env.get("PATH") or "/usr/bin").split(os.pathsep):  # unset: bash's default, system folders
+        if not os.path.isabs(entry) or scope.under(os.path.realpath(entry), call.project):
+            out.append(f"PATH holds {entry or '.'}, a folder in the project, so a program name may run a file there")
+            break
+    return out
+
+
+def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step: str = "?") -> Optional[str]:
+    """The plan's rules: deny_bash, effects (only through ``baton once``; ``step`` names the key it
+    suggests), protect_branches, deny_content, allow_hosts (and the count of operations that leave
+    the machine, kept on ``call.external`` for ``limits.external_ops``)."""
+    if plan is None:
+        return None
+    for rule in of_kind(plan.rules, "deny_bash"):
+        how = patterns.hit(rule.value, command, result)
+        if how:
+            detail = f": {rule.reason}" if rule.reason else ""
+            return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
+                                  f"({how}).")
+    if plan.effects:
+        effect = effects.unwrapped(result, plan.effects)
+        if effect:
+            return effects.reason(effect[0], effect[1], step)
+    branch_rules = of_kind(plan.rules, "protect_branches")
+    if branch_rules:
+        from store.gate import branches
+
+        verdict = branches.check(branch_rules, result, call.env)
+        if verdict:
+            return verdict
+    content_rules = of_kind(plan.rules, "deny_content")
+    if content_rules:
+        from store.gate import content
+
+        verdict = content.check_bash(call, content_rules, result)
+        if verdict:
+            return verdict
+    hosts = host_policy(plan.rules)
+    if hosts is not None or plan.limits.get("external_ops"):
+        from store.gate import egress
+
+        sent = egress.bash(result, hosts, call.project, call.home, call.env)
+        call.external = sent.count
+        return sent.refusal
+    return None
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:

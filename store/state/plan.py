@@ -3,8 +3,9 @@
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
 ``approval``, ``validate``, and the checkpoint fields ``inputs``, ``artifacts``, ``rerun``) and job
-fields (``job``, ``limits``, ``protect``, ``rules``, ``effects``). Every mistake raises
-:class:`PlanError` with one line naming the file, the step and the field.
+fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds are validated in
+``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with one line naming
+the file, the step and the field.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from store.base.errors import USAGE, BatonError
 from store.base.values import Frozen
+from store.state.rules import Rule, RuleError, parse_rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "v
                "rerun")
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
 RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
-RULE_FIELDS = ("id", "deny_bash", "reason")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
 LIMITS: Dict[str, str] = {
@@ -40,7 +41,7 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
-    "external_ops": "operations that leave the machine in the whole job (`baton once` results)",
+    "external_ops": "operations that leave the machine in the whole job (`baton once` results and outgoing calls)",
 }
 FLOAT_LIMITS = ("cost_usd", "wall_minutes")
 
@@ -50,15 +51,6 @@ class PlanError(BatonError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, USAGE)
-
-
-class Rule(Frozen):
-    """A job-wide invariant: Bash commands matching ``deny_bash`` are refused."""
-
-    __slots__ = ("deny_bash", "reason", "id")
-
-    def __init__(self, deny_bash: str, reason: str = "", id: str = "") -> None:
-        self.deny_bash, self.reason, self.id = deny_bash, reason, id
 
 
 class Step(Frozen):
@@ -201,22 +193,10 @@ def _limits(raw: Any, source: str) -> Dict[str, float]:
 
 
 def _rules(raw: Any, source: str) -> Tuple[Rule, ...]:
-    if not isinstance(raw, list):
-        raise PlanError(f"{source}: field 'rules': expected a list, got {_kind(raw)}")
-    rules = []
-    for i, item in enumerate(raw):
-        where = f"{source}: rule {i + 1}"
-        if not isinstance(item, dict):
-            raise PlanError(f"{where}: expected an object, got {_kind(item)}")
-        _only_known(item, RULE_FIELDS, lambda key, where=where: f"{where}: field {key!r}")  # type: ignore[misc]
-        pattern = item.get("deny_bash")
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise PlanError(f"{where}: field 'deny_bash': expected a non-empty command pattern")
-        reason, rid = item.get("reason", ""), item.get("id", "")
-        if not isinstance(reason, str) or not isinstance(rid, str):
-            raise PlanError(f"{where}: fields 'reason' and 'id' must be strings")
-        rules.append(Rule(pattern, reason, rid))
-    return tuple(rules)
+    try:
+        return parse_rules(raw, source)
+    except RuleError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def parse_plan(data: Any, source: str = "plan.json") -> Plan:

@@ -53,6 +53,12 @@ CASES: List[Case] = [
     Case("baton once k -- rm -rf docs", A, "writes", "waiting"),
     Case("baton once k -- sh -c 'echo x > .baton/plan.json'", "own-files", "own-files", "own-files"),
     Case("baton once k -- python3 -c 'open(\"docs/x\", \"w\")'", A, "unknown-effect", "waiting"),
+    # effects are matched on the parsed command: quotes, escapes, shells and wrappers are seen through
+    Case("sh -c 'gh pr create --fill'", "once", "once", "once"),
+    Case("g''h pr cr\\eate --fill", "once", "once", "once"),
+    Case("/usr/bin/env gh pr create --fill", "once", "once", "once"),
+    Case("cmd=create; gh pr $cmd --fill", "once", "once", "once"),
+    Case("baton once pr-2 -- gh pr create --fill && gh pr create --fill", "once", "once", "once"),
 ]
 
 

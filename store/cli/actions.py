@@ -9,15 +9,15 @@ from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import validation
-from store.state import approvals, journal
+from store.state import approvals, archive, journal
 from store.state.brief import ALL_DONE, progress
 from store.state.job import Job
 from store.state.location import Layout
-from store.state.plan import Plan, load_plan, parse_text
+from store.state.plan import Plan, Step, load_plan, parse_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Tuple
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
              "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
@@ -31,15 +31,28 @@ def suggest(step: str, plan: Plan) -> str:
 
 def install_plan(layout: Layout, text: str, source: str, force: bool) -> Plan:
     """Validate ``text`` and write it as the job's plan (refusing to replace one unless ``force``)."""
+    return install(layout, text, source, force)[0]
+
+
+def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, Optional[archive.Archived]]:
+    """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
+    the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
-    if layout.plan.exists() and not force:
-        raise BatonError(f"{layout.plan} already exists; use --force to replace it")
+    old: Optional[archive.Archived] = None
+    if layout.plan.exists():
+        if not force:
+            raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
+        try:
+            job = load_plan(layout.plan).job
+        except BatonError:
+            job = ""  # an unreadable old plan is archived as it is
+        old = archive.archive_job(layout, job)
     layout.root.mkdir(parents=True, exist_ok=True)
     ignore = layout.root / ".gitignore"
     if not ignore.exists():
         durable.atomic_write(ignore, GITIGNORE.encode())
     durable.atomic_write(layout.plan, text.encode("utf-8"))
-    return plan
+    return plan, old
 
 
 def seed_plan_text(steps: Any) -> str:
@@ -48,28 +61,63 @@ def seed_plan_text(steps: Any) -> str:
 
 def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str) -> Tuple[str, int]:
     """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done."""
+    outcome = record(layout, env, step_id, status, note)
+    return outcome.message, outcome.code
+
+
+class Recorded:
+    """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
+
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int) -> None:
+        self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
+                "complete": self.next_id is None, "ok": self.code == 0}
+
+
+def _skip_consent(step: Step, person: str) -> None:
+    """``skipped`` walks around ``validate`` and approvals: only with the plan's or a person's consent."""
+    guards = [f"validate ({one_line(step.validate, 60)})"] if step.validate else []
+    guards += ["an approval"] if step.needs_approval else []
+    if guards and not step.skippable and not person:
+        raise BatonError(f"step {step.id!r} has {' and '.join(guards)}, so skipping it needs the plan's consent "
+                         "(\"skippable\": true on the step) or a person's: they type "
+                         f"/baton:record {step.id} skipped REASON in Claude Code", CHECK)
+
+
+def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+           person: str = "") -> Recorded:
+    """Record ``step_id`` as ``status`` (any case). ``person``: how a person typed it (the prompt
+    hook says so); a person may skip any step, and their record says it was theirs."""
     plan = load_plan(layout.plan)
+    status = status.strip().lower()
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    if step.needs_approval and not Job(layout, env).approved(step.id):
+    skip_by_person = status == "skipped" and bool(person)
+    if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
+    if status == "skipped":
+        _skip_consent(step, person)
     recorded = status
     if status == "done" and step.validate:
         seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
         outcome = validation.run(step.validate, layout.project, seconds)
         if not outcome.ok:
-            recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
+            recorded, note = "failed", outcome.summary + (f" (note: {note})" if note else "")
+    extra: Dict[str, Any] = {"by": "person", "via": person} if person else {}
+    entry = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **extra)
     nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
+    message = (f"recorded {step.id} {recorded} (attempt {entry['attempt']}, #{entry['seq']}); "
                f"NEXT: {nxt.id if nxt else ALL_DONE}")
     if recorded != status:
-        return f"{message}\n{step.id} was not recorded done: {note}", CHECK
-    return message, 0
+        return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
+                        CHECK)
+    return Recorded(entry, status, nxt.id if nxt else None, message, 0)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:

@@ -2,7 +2,7 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
+``approval``, ``validate``, ``skippable``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
 mistake raises :class:`PlanError` with one line naming the file, the step and the field.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable")
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
 RULE_FIELDS = ("id", "deny_bash", "reason")
 MAX_ID = 200
@@ -60,15 +60,16 @@ class Rule(Frozen):
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None) -> None:
+                 validate: Optional[str] = None, skippable: bool = False) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
+        self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
 
     @property
     def needs_approval(self) -> bool:
@@ -164,8 +165,11 @@ def _step(raw: Any, index: int, source: str) -> Step:
     validate = raw.get("validate")
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
+    skippable = raw.get("skippable", False)
+    if not isinstance(skippable, bool):
+        raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate)
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable)
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hooks.context import layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
+from store.state import seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -26,5 +27,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        text = session_context(job.brief(str(payload.get("session_id", ""))))
+        session = str(payload.get("session_id", ""))
+        brief = job.brief(session)
+        text = session_context(brief)
+        seen.mark(layout, session, brief)  # a prompt repeats the brief only when the job changes
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

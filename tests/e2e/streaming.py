@@ -36,7 +36,8 @@ class Session:
             event = json.loads(line)
             if event.get("type") == "result":
                 return dict(event)
-        raise AssertionError(f"the CLI ended before answering {prompt!r}: {self.proc.stderr.read() if self.proc.stderr else ''}")
+        errors = self.proc.stderr.read() if self.proc.stderr else ""
+        raise AssertionError(f"the CLI ended before answering {prompt!r}: {errors}")
 
     def __enter__(self) -> Session:
         return self

@@ -10,14 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from store.state.protocol import HEADER, PROTOCOL
+from store.state.seen import CHANGED
+
 from .briefs import PROMPT_PREFIX, Injected, injected
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use
 from .jobstate import Turns, baton, ledger, write_plan
 from .streaming import Session
-
-from store.state.protocol import HEADER, PROTOCOL
-from store.state.seen import CHANGED
 
 STOPPED = "Operation stopped by hook: "
 

@@ -4,8 +4,8 @@ The walk-through tests COMMITTED code only: the repository is cloned (`git clone
 a temporary folder, as a user's copy would be, so uncommitted edits in the working tree are not
 part of it; run it after committing. It runs the README's Set-up commands word for word in a
 fresh HOME (with `claude` on the PATH), then the README's `baton init` and a job in `claude -p`
-with the installed plugin only. The size test installs from this very checkout, which has run
-the tests: what `claude plugin install` copies must stay the plugin's own files.
+with the installed plugin only. The size test installs from a clone that has run the tests,
+`dev/test` and all: what `claude plugin install` copies must stay the plugin's own files.
 """
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
-from .briefs import injected
+from .briefs import bash, injected
 from .driver import REPO, Claude
 from .fakeapi import FakeAPI, text, tool_results
 from .jobstate import Turns, ledger
-from .briefs import bash
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
 CACHE_NAMES = {".cache", ".venv", "venv", "node_modules", ".mypy_cache", ".ruff_cache", ".pytest_cache",
@@ -88,7 +88,7 @@ def test_the_readme_walk_through_from_a_fresh_clone(
     assert (claude.home / ".local" / "bin" / "baton").resolve() == (copy / "bin" / "baton").resolve()
     copied = installed_copy(claude.home)
     assert copied == claude.home / ".claude" / "plugins" / "cache" / "baton" / "baton" / "0.1.0"
-    assert f"`~/.claude/plugins/cache/baton/baton/0.1.0/`" in section("Set-up")
+    assert "`~/.claude/plugins/cache/baton/baton/0.1.0/`" in section("Set-up")
 
     # The README's session: `baton init` in a new git project, from the PATH the Set-up made.
     lines = session_lines()
@@ -116,11 +116,28 @@ def test_the_readme_walk_through_from_a_fresh_clone(
     assert "NEXT: (all steps complete - stop)" in brief
 
 
-def test_an_install_from_a_checkout_that_ran_the_tests_copies_only_the_plugin(
+def test_an_install_from_a_clone_that_ran_the_tests_copies_only_the_plugin(
     claude: Claude, tmp_path: Path
 ) -> None:
-    env = user_env(claude, tmp_path)
-    shell(setup_commands()[0], REPO, env)  # this checkout: it has run (is running) the tests
+    """`dev/test` runs for real in a fresh clone (lint, types, the plugin validator and a few
+    tests), with the installed tools shared through BATON_DEV_CACHE; then the README's install
+    from that clone must copy the plugin's files and nothing the test run left behind."""
+    shared = REPO / ".cache"
+    assert shared.exists(), "run dev/test (or dev/cache-dir and dev/install-claude-code) first"
+    copy = tmp_path / "baton"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(copy)], check=True, timeout=120)
+    env = dict(user_env(claude, tmp_path), BATON_DEV_CACHE=str(shared.resolve()))
+    checksum = subprocess.run(["bash", "-c", 'printf "%s" "$1" | cksum', "-", str(copy)],
+                              capture_output=True, text=True, check=True).stdout.split()[0]
+    tools = shared.resolve() / "tools" / checksum  # dev/test's caches for this clone
+    try:
+        ran = subprocess.run([str(copy / "dev" / "test"), "tests/test_docs.py"], cwd=copy, env=env,
+                             capture_output=True, text=True, timeout=900)
+        assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+        assert (copy / ".cache").is_symlink() and tools.is_dir()
+        shell(setup_commands()[0], copy, env)
+    finally:
+        shutil.rmtree(tools, ignore_errors=True)
 
     copied = installed_copy(claude.home)
     total, largest = tree_size(copied)

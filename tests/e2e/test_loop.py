@@ -11,11 +11,11 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from store.state.protocol import stop_reason
+
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use
 from .jobstate import Turns, ledger, results_by_id, write_plan
-
-from store.state.protocol import stop_reason
 
 SEED_PLAN = {"steps": ["a", "b", "c"]}
 FINISHED = "I am finished"

@@ -50,16 +50,20 @@ def last_seen(layout: Layout, session: str) -> Optional[str]:
 
 
 def mark(layout: Layout, session: str, brief: str) -> None:
-    """Remember that ``session``'s model has now seen ``brief``."""
+    """Remember that ``session``'s model has now seen ``brief``. Best effort: where the file cannot
+    be written, the brief is only given again, so a failure here must not cost the brief itself."""
     if not layout.root.is_dir():
         return
-    with durable.locked(layout.hooks_lock):
-        data = _read(layout)
-        data.pop(session or "-", None)  # re-insert last: the oldest session is dropped first
-        data[session or "-"] = fingerprint(brief)
-        while len(data) > KEEP_SESSIONS:
-            data.pop(next(iter(data)))
-        durable.atomic_write(_path(layout), json.dumps(data, separators=(",", ":")).encode(), sync=False)
+    try:
+        with durable.locked(layout.hooks_lock):
+            data = _read(layout)
+            data.pop(session or "-", None)  # re-insert last: the oldest session is dropped first
+            data[session or "-"] = fingerprint(brief)
+            while len(data) > KEEP_SESSIONS:
+                data.pop(next(iter(data)))
+            durable.atomic_write(_path(layout), json.dumps(data, separators=(",", ":")).encode(), sync=False)
+    except OSError:
+        pass
 
 
 def for_prompt(layout: Layout, session: str, brief: str) -> Optional[str]:

@@ -61,3 +61,9 @@ def test_a_damaged_file_means_nothing_was_seen(layout: Layout) -> None:
     assert seen.last_seen(layout, "s1") is None
     assert seen.for_prompt(layout, "s1", BRIEF) is not None
     assert seen.last_seen(layout, "s1") == seen.fingerprint(BRIEF)
+
+
+def test_a_file_that_cannot_be_written_costs_nothing_but_a_repeat(layout: Layout) -> None:
+    (layout.root / seen.NAME).mkdir()  # a folder where the file belongs: every write fails
+    assert seen.for_prompt(layout, "s1", BRIEF) is not None
+    assert seen.for_prompt(layout, "s1", BRIEF) is not None  # not remembered, so given again

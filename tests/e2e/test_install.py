@@ -103,7 +103,9 @@ def test_the_readme_walk_through_from_a_fresh_clone(
 
     # ... and the job in `claude -p`, with the installed plugin only (no --plugin-dir).
     steps = init.split()[2:]
-    fake_api.script = Turns(*[[bash(f'baton record {s} done "{s} finished"')] for s in steps], [text("done")])
+    where = bash("type -ap baton")  # the plugin's bin/ comes last on the Bash tool's PATH
+    fake_api.script = Turns([where], *[[bash(f'baton record {s} done "{s} finished"')] for s in steps],
+                            [text("done")])
     [prompt] = re.findall(r'^\$ claude "(.*)"$', "\n".join(lines), re.M)[:1]
     run = claude.run(prompt, cwd=project)
 
@@ -113,6 +115,8 @@ def test_the_readme_walk_through_from_a_fresh_clone(
     assert context.line("NEXT: ") == steps[0]
     assert [(r["step"], r["status"]) for r in ledger(project)] == [(s, "done") for s in steps]
     assert all(not r.is_error for req in fake_api.requests_main() for r in tool_results(req))
+    found = tool_results(fake_api.requests_main()[1])[0].text.split()
+    assert found[-1] == str(copy / "bin" / "baton")  # the plugin runs from the copy it was installed from
     brief = shell("baton brief", project, env).stdout
     assert "NEXT: (all steps complete - stop)" in brief
 

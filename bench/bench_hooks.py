@@ -469,13 +469,13 @@ def _check_session_start(p: Project, out: bytes, _: Dict[str, Any]) -> None:
 
 
 def _check_prompt(p: Project, out: bytes, _: Dict[str, Any]) -> None:
-    expect_silence(out)
+    expect_context_or_silence(out, "UserPromptSubmit")  # the brief once per session, then nothing
 
 
 def _check_brief(p: Project, out: bytes, _: Dict[str, Any]) -> None:
     data = _json(out)
-    _want(data.get("decision") == "block" and f"NEXT: {p.next_id}" in str(data.get("reason", "")),
-          f"expected the brief as a block reason, got {out[:300]!r}")
+    _want(data.get("continue") is False and f"NEXT: {p.next_id}" in str(data.get("stopReason", "")),
+          f"expected the brief as the prompt's stop reason, got {out[:300]!r}")
 
 
 def _check_allow(p: Project, out: bytes, _: Dict[str, Any]) -> None:
@@ -500,9 +500,9 @@ def _check_outcome(ok: bool, event: str) -> Callable[[Project, bytes, Dict[str, 
 
 
 def _check_stop(p: Project, out: bytes, before: Dict[str, Any]) -> None:
-    data = _json(out)
-    _want(data.get("decision") == "block" and f"NEXT: {p.next_id}" in str(data.get("reason", "")),
-          f"expected a block naming NEXT, got {out[:300]!r}")
+    spec = _json(out).get("hookSpecificOutput") or {}
+    _want(spec.get("hookEventName") == "Stop" and f"NEXT: {p.next_id}" in str(spec.get("additionalContext", "")),
+          f"expected the model sent back with NEXT, got {out[:300]!r}")
     _want(int(_counters(p).get("turns", 0)) == int(before.get("turns", 0)) + 1, "counters.json turns did not grow")
 
 

@@ -9,7 +9,7 @@ import os
 
 from hooks.context import layout_for, session_of
 from store.monitor import outcomes
-from store.state import journal
+from store.state import journal, seen
 from store.state.job import Job
 from store.state.location import Layout
 
@@ -60,6 +60,34 @@ def _check(layout: Layout, job: Job, tool: str, tool_input: Mapping[str, Any], c
     return outcome if outcome is not None and not outcome.ok else None
 
 
+def _runs_baton_record(command: str, cwd: str, home: str) -> bool:
+    if "record" not in command:
+        return False
+    from store.shell import analyse
+
+    for argv in analyse(command, cwd, home).baton:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        words = words[1:] if os.path.basename(argv[0]).startswith("python") else words  # python3 <root>/store
+        if words[:1] == ["record"]:
+            return True
+    return False
+
+
+def _next_after_record(payload: Mapping[str, Any], job: Job, cwd: str, env: Mapping[str, str]) -> List[str]:
+    """After the model's own `baton record`: the new NEXT (and news), only when it is news to it."""
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if payload.get("tool_name") != "Bash" or not isinstance(command, str):
+        return []
+    if not _runs_baton_record(command, cwd, env.get("HOME", "")):
+        return []
+    session = session_of(payload, env)
+    brief = job.brief(session)
+    if payload.get("agent_id"):  # a subagent's record: tell it, but its parent has not seen this
+        return [line for line in [seen.after_record(job.layout, "", brief, remember=False)] if line]
+    return [line for line in [seen.after_record(job.layout, session, brief)] if line]
+
+
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     event = str(payload.get("hook_event_name"))
     layout = layout_for(payload, env)
@@ -82,6 +110,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if checked is not None:
         alerts.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
                          f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
+    alerts += _next_after_record(payload, job, str(cwd), env)
     if not alerts:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

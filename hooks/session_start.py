@@ -5,6 +5,7 @@ from __future__ import annotations
 from hooks.context import layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
+from store.state import seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -29,5 +30,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         from store.checkpoint import brief_news
         from store.monitor.limits import job_news
 
-        text = session_context(job.brief(str(payload.get("session_id", "")), [*job_news(job), *brief_news(job)]))
+        session = str(payload.get("session_id", ""))
+        brief = job.brief(session, [*job_news(job), *brief_news(job)])
+        text = session_context(brief)
+        seen.mark(layout, session, brief)  # a prompt repeats the brief only when the job changes
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -9,7 +9,7 @@ from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import validation
-from store.state import approvals, journal
+from store.state import approvals, archive, journal
 from store.state.brief import ALL_DONE, progress
 from store.state.job import Job
 from store.state.location import Layout
@@ -35,15 +35,28 @@ def suggest(step: str, plan: Plan) -> str:
 
 def install_plan(layout: Layout, text: str, source: str, force: bool) -> Plan:
     """Validate ``text`` and write it as the job's plan (refusing to replace one unless ``force``)."""
+    return install(layout, text, source, force)[0]
+
+
+def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, Optional[archive.Archived]]:
+    """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
+    the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
-    if layout.plan.exists() and not force:
-        raise BatonError(f"{layout.plan} already exists; use --force to replace it")
+    old: Optional[archive.Archived] = None
+    if layout.plan.exists():
+        if not force:
+            raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
+        try:
+            job = load_plan(layout.plan).job
+        except BatonError:
+            job = ""  # an unreadable old plan is archived as it is
+        old = archive.archive_job(layout, job)
     layout.root.mkdir(parents=True, exist_ok=True)
     ignore = layout.root / ".gitignore"
     if not ignore.exists():
         durable.atomic_write(ignore, GITIGNORE.encode())
     durable.atomic_write(layout.plan, text.encode("utf-8"))
-    return plan
+    return plan, old
 
 
 def seed_plan_text(steps: Any) -> str:
@@ -52,18 +65,52 @@ def seed_plan_text(steps: Any) -> str:
 
 def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
                 extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Tuple[str, int]:
-    """Record ``step_id`` as ``status``; return (message, exit code). A ``done`` is a checkpoint:
-    its artifacts must exist (``extra``: more paths or URIs, with a known sha256), ``validate``
-    runs first, and the record keeps artifacts, input revision, git change and validation."""
+    """Record ``step_id`` as ``status``; return (message, exit code). See :func:`record`."""
+    outcome = record(layout, env, step_id, status, note, extra=extra)
+    return outcome.message, outcome.code
+
+
+class Recorded:
+    """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
+
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int) -> None:
+        self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
+                "complete": self.next_id is None, "ok": self.code == 0}
+
+
+def _skip_consent(step: Step, person: str) -> None:
+    """``skipped`` walks around ``validate`` and approvals: only with the plan's or a person's consent."""
+    guards = [f"validate ({one_line(step.validate, 60)})"] if step.validate else []
+    guards += ["an approval"] if step.needs_approval else []
+    if guards and not step.skippable and not person:
+        raise BatonError(f"step {step.id!r} has {' and '.join(guards)}, so skipping it needs the plan's consent "
+                         "(\"skippable\": true on the step) or a person's: they type "
+                         f"/baton:record {step.id} skipped REASON in Claude Code", CHECK)
+
+
+def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+           person: str = "", extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Recorded:
+    """Record ``step_id`` as ``status`` (any case). ``person``: how a person typed it (the prompt
+    hook says so); a person may skip any step, and their record says it was theirs. A ``done`` is
+    a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
+    ``validate`` runs first, and the record keeps artifacts, input revision, git change and
+    validation."""
     plan = load_plan(layout.plan)
+    status = status.strip().lower()
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    if step.needs_approval and not Job(layout, env).approved(step.id):
+    skip_by_person = status == "skipped" and bool(person)
+    if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
+    if status == "skipped":
+        _skip_consent(step, person)
     if extra and status != "done":
         raise BatonError("--artifact goes with `done`: artifacts are what a finished step produced")
     snap = journal.read_state(layout, save=False).snapshot
@@ -78,22 +125,27 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
         _refuse_failing_checks(layout, plan, step.id, env)
     recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
     if validation is not None and validation["status"] == "failed":
-        recorded, note = "failed", str(validation.pop("summary")) + (f" | {note}" if note else "")
+        recorded, note = "failed", str(validation.pop("summary")) + (f" (note: {note})" if note else "")
     fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
     hasher.save()
     if validation is not None:
         fields["validation"] = validation
+    if person:
+        fields.update(by="person", via=person)
     same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
     if same is not None:
-        return (f"{step.id} is already recorded done with this same change (patch-id {str(same['patch_id'])[:12]}, "
-                f"#{same.get('seq')}); not recorded again"), 0
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **fields)
+        nxt = progress(plan, snap).next
+        return Recorded({}, status, nxt.id if nxt else None,
+                        f"{step.id} is already recorded done with this same change (patch-id "
+                        f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
+    entry = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **fields)
     nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
+    message = (f"recorded {step.id} {recorded} (attempt {entry['attempt']}, #{entry['seq']}); "
                f"NEXT: {nxt.id if nxt else ALL_DONE}")
     if recorded != status:
-        return f"{message}\n{step.id} was not recorded done: {note}", CHECK
-    return message, 0
+        return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
+                        CHECK)
+    return Recorded(entry, status, nxt.id if nxt else None, message, 0)
 
 
 def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:

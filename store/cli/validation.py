@@ -32,5 +32,7 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS) -> Outcome:
     if proc.returncode == 0:
         return Outcome(True, "", seconds)
     output = " ".join(proc.stdout.decode("utf-8", "replace").split())
+    if not output:
+        return Outcome(False, f"validate failed (exit {proc.returncode}, no output)", seconds)
     tail = output[-TAIL:] if len(output) > TAIL else output
     return Outcome(False, f"validate failed (exit {proc.returncode}): {tail}", seconds)

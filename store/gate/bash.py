@@ -170,11 +170,12 @@ def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Seq
     outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
     if not outside and not opaque:
         return None
-    allowed = ", ".join(rules.writes or ()) or "nothing"
-    advice = ("Use read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern for "
-              "this command to the step.")
+    inside = "Write/Edit inside those paths, " if rules.writes else ""
+    advice = (f"Use read-only commands, {inside}or ask the person to add a `bash` pattern for this command to the "
+              "step.")
     if outside:
-        return refuse("writes", f"baton denied this command: step {rules.name} may write only {allowed}, and it "
-                                f"writes {', '.join(call.shown(t) for t in outside[:3])} outside them. {advice}")
-    return refuse("unknown-effect", f"baton denied this command: step {rules.name} may write only {allowed}, and "
+        shown = ", ".join(call.shown(t) for t in outside[:3]) + (" outside them" if rules.writes else "")
+        return refuse("writes", f"baton denied this command: step {rules.name} {rules.may_write}, and it "
+                                f"writes {shown}. {advice}")
+    return refuse("unknown-effect", f"baton denied this command: step {rules.name} {rules.may_write}, and "
                                     f"baton cannot tell what it writes ({'; '.join(opaque[:2])}). {advice}")

@@ -62,6 +62,11 @@ class Rules:
     def name(self) -> str:
         return self.step.id if self.step else "?"
 
+    @property
+    def may_write(self) -> str:
+        """What the step may write, as a refusal says it: "may write only src/**, tests/**"."""
+        return f"may write only {', '.join(self.writes)}" if self.writes else "may not write any file (it only reads)"
+
 
 class Call:
     """What the gate knows about one tool call."""

@@ -28,12 +28,11 @@ def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> O
     if found:
         return refuse(found[0], f"baton denied writing {raw}: {found[1]}.")
     if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
-        allowed = ", ".join(rules.writes) or "nothing"
         shown = scope.relative(real, call.project)
         where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
-        return refuse("writes", f"baton denied writing {where}: step {rules.name} may write only {allowed}. Write "
-                                "inside those paths, or finish this step and record it (`baton record STEP done`) "
-                                "first.")
+        inside = "Write inside those paths, or finish" if rules.writes else "Finish"
+        return refuse("writes", f"baton denied writing {where}: step {rules.name} {rules.may_write}. {inside} "
+                                "this step and record it (`baton record STEP done`) first.")
     return None
 
 

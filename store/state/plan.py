@@ -2,8 +2,8 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``, and the checkpoint fields ``inputs``, ``artifacts``, ``rerun``) and job
-fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds are validated in
+``approval``, ``validate``, ``skippable``, and the checkpoint fields ``inputs``, ``artifacts``,
+``rerun``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds are validated in
 ``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with one line naming
 the file, the step and the field.
 """
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "inputs", "artifacts",
-               "rerun")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+               "artifacts", "rerun")
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
 RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 MAX_ID = 200
@@ -56,17 +56,18 @@ class PlanError(BatonError):
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "inputs", "artifacts",
-                 "rerun")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+                 "artifacts", "rerun")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None, inputs: Tuple[str, ...] = (), artifacts: Tuple[str, ...] = (),
-                 rerun: str = "skip") -> None:
+                 validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
+                 artifacts: Tuple[str, ...] = (), rerun: str = "skip") -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
+        self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
         self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
 
     @property
@@ -165,12 +166,15 @@ def _step(raw: Any, index: int, source: str) -> Step:
     validate = raw.get("validate")
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
+    skippable = raw.get("skippable", False)
+    if not isinstance(skippable, bool):
+        raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
     inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
     rerun = raw.get("rerun", "skip")
     if rerun not in RERUN:
         raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate,
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable,
                 inputs, artifacts, rerun)
 
 

@@ -90,7 +90,7 @@ def test_a_failed_validation_records_failed_with_its_status(baton: Baton, job: P
     record = records(job)[-1]
     assert record["status"] == "failed" and "artifacts" not in record
     assert record["validation"]["status"] == "failed" and "summary" not in record["validation"]
-    assert record["note"].startswith("validate failed (exit 1)")
+    assert record["note"].startswith("validate failed (exit 1, no output)")
 
 
 def test_artifact_options_add_paths_and_uris(baton: Baton, job: Path) -> None:

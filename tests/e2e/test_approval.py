@@ -118,8 +118,8 @@ def test_only_a_persons_prompt_approves_a_step(
     assert fake_api.log[logged:] == []
     assert third.output is not None and third.output["num_turns"] == 0
     assert third.result == (
-        "UserPromptSubmit operation blocked by hook:\n"
-        "approved b: the agent may now work on it. Say 'continue' (or start a session) to go on."
+        "Operation stopped by hook: "
+        "baton: approved b: the agent may now work on it. Say 'continue' (or start a session) to go on."
     )
     approval = ledger(project)[-1]
     assert approval["step"] == "b" and approval["status"] == "approved"

@@ -81,8 +81,10 @@ def _next_after_record(payload: Mapping[str, Any], job: Job, cwd: str, env: Mapp
         return []
     if not _runs_baton_record(command, cwd, env.get("HOME", "")):
         return []
+    from store.monitor.limits import job_news
+
     session = session_of(payload, env)
-    brief = job.brief(session)
+    brief = job.brief(session, job_news(job))
     if payload.get("agent_id"):  # a subagent's record: tell it, but its parent has not seen this
         return [line for line in [seen.after_record(job.layout, "", brief, remember=False)] if line]
     return [line for line in [seen.after_record(job.layout, session, brief)] if line]

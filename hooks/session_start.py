@@ -31,7 +31,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         from store.monitor.limits import job_news
 
         session = str(payload.get("session_id", ""))
-        brief = job.brief(session, [*job_news(job), *brief_news(job)])
-        text = session_context(brief)
-        seen.mark(layout, session, brief)  # a prompt repeats the brief only when the job changes
+        limits = job_news(job)
+        text = session_context(job.brief(session, [*limits, *brief_news(job)]))
+        # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
+        seen.mark(layout, session, job.brief(session, limits))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -57,7 +57,9 @@ def _fresh_brief(payload: Mapping[str, Any], env: Mapping[str, str], layout: Lay
     except BatonError:
         return None  # a broken plan: SessionStart and the commands say so; a prompt must still go through
     session = session_of(payload, env)
-    context = seen.for_prompt(layout, session, job.brief(session))
+    from store.monitor.limits import job_news
+
+    context = seen.for_prompt(layout, session, job.brief(session, job_news(job)))
     if context is None:
         return None
     return {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": context[:CONTEXT_CAP]}}

@@ -36,6 +36,7 @@ def _folded(lines: List[bytes]) -> Snapshot:
     for line in lines:
         end += len(line)
         snap.apply(parse_line(line[:-1]), end)
+        snap.mark_end(line)
     return snap
 
 

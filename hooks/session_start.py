@@ -27,4 +27,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
         text = session_context(job.brief(str(payload.get("session_id", ""))))
+        from store.state import health
+
+        problem = health.write_problem(layout)
+        if problem:  # the brief tells the model; the person is told too
+            return {"systemMessage": f"baton cannot write its state ({problem}): nothing this session does "
+                                     "can be recorded until that is fixed.",
+                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

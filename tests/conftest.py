@@ -149,3 +149,4 @@ def chain_lines() -> ChainLines:
         return _chain(fields, seq, prev)
 
     return build
+

@@ -12,7 +12,7 @@ def one_line(text: str, limit: int) -> str:
     """``text`` with every control, format, surrogate or line/paragraph separator replaced by a space,
     whitespace runs collapsed, and cut to ``limit`` characters (with an ellipsis)."""
     if text.isascii():
-        cleaned = "".join(" " if c < " " or c == "\x7f" else c for c in text)
+        cleaned = text if text.isprintable() else "".join(" " if c < " " or c == "\x7f" else c for c in text)
     else:
         from unicodedata import category
 

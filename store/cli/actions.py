@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
-from store.cli import validation
-from store.state import approvals, journal
+from store.state import journal
 from store.state.brief import ALL_DONE, progress
-from store.state.job import Job
 from store.state.location import Layout
 from store.state.plan import Plan, load_plan, parse_text
 
@@ -20,10 +17,13 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Tuple
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
+             "state.json\nlock\nhooks.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\n"
+             "torn.log\nquarantine/\n.*.tmp\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
+    import difflib
+
     close = difflib.get_close_matches(step, plan.ids, n=1)
     listed = ", ".join(one_line(s, 40) for s in plan.ids[:20]) + (", ..." if len(plan.ids) > 20 else "")
     return (f"did you mean {close[0]!r}? " if close else "") + f"valid steps: {listed}"
@@ -47,33 +47,46 @@ def seed_plan_text(steps: Any) -> str:
 
 
 def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str) -> Tuple[str, int]:
-    """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done."""
+    """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done.
+    The message's first line says what was recorded; further lines are warnings for the person."""
     plan = load_plan(layout.plan)
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    if step.needs_approval and not Job(layout, env).approved(step.id):
-        raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
-                         "it cannot be recorded before that", CHECK)
+    if step.needs_approval:
+        from store.state.job import Job
+
+        if not Job(layout, env).approved(step.id):
+            raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
+                             "it cannot be recorded before that", CHECK)
     recorded = status
     if status == "done" and step.validate:
+        from store.cli import validation
+
         seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
         outcome = validation.run(step.validate, layout.project, seconds)
         if not outcome.ok:
             recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
-    nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
-               f"NEXT: {nxt.id if nxt else ALL_DONE}")
+    done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", "")},
+                          steps=plan.ids, retry_check=recorded == status)
+    record, nxt = done.record, progress(plan, done.loaded.snapshot).next
+    what = "already recorded" if done.retry else "recorded"
+    message = (f"{what} {step.id} {recorded} (attempt {record.get('attempt')}, #{record.get('seq')}"
+               + (f" at {record.get('ts')}; a retry adds nothing" if done.retry else "")
+               + f"); NEXT: {nxt.id if nxt else ALL_DONE}")
+    lines = [message] + [f"warning: {w}" for w in done.warnings]
     if recorded != status:
-        return f"{message}\n{step.id} was not recorded done: {note}", CHECK
-    return message, 0
+        return "\n".join(lines + [f"{step.id} was not recorded done: {note}"]), CHECK
+    return "\n".join(lines), 0
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
     """Record a person's approval, signed; only the prompt hook calls this."""
+    from store.state import approvals
+    from store.state.job import Job
+
     job = Job(layout, env)
     step = job.plan.step(step_id)
     if step is None:
@@ -85,6 +98,8 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
     sig = approvals.sign(key, job.key_scope, step.id, ts, session)
-    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig}
-    journal.append(layout, step.id, "approved", note, **extra)
-    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on."
+    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig,
+                             "kid": approvals.key_id(key)}
+    done = journal.commit(layout, step.id, "approved", note, extra, steps=job.plan.ids)
+    warned = "".join(f" (warning: {w})" for w in done.warnings)
+    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on.{warned}"

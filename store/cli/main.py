@@ -1,8 +1,8 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log.
+"""The ``baton`` command line: init, record, brief, status, verify, log, repair, merge.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
-failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
-stderr; a traceback is a bug.
+failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
+with its cause and path). Errors are one line on stderr; "internal error" is a bug.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ import sys
 from pathlib import Path
 
 from store import __version__
-from store.base.errors import CHECK, USAGE, BatonError
+from store.base.errors import CHECK, USAGE, BatonError, describe
 from store.cli import actions
 from store.cli import views as report
 from store.state import journal, location
 from store.state.job import Job
-from store.state.ledger import read_last
+from store.state.ledger import last_lines, read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -43,15 +43,20 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
     else:
         plan = actions.install_plan(layout, actions.seed_plan_text(args.steps), "command line", args.force)
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
+    from store.cli import gitmerge
+
+    registered = gitmerge.register(layout)
+    if registered:
+        print(registered)
     return 0
 
 
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
     message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(args.note))
-    first, _, rest = message.partition("\n")
+    first, *rest = message.split("\n")
     print(first)
-    if rest:
-        print(f"baton: {rest}", file=sys.stderr)
+    for line in rest:
+        print(f"baton: {line}", file=sys.stderr)
     return code
 
 
@@ -86,10 +91,44 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
-    records, torn = read_last(layout.ledger, args.n)
+    start, end, torn = last_lines(layout.ledger, args.n)
     journal.warn_torn(len(torn))
-    for record in records:
-        print(json.dumps(record, separators=(",", ":")) if args.json else report.log_line(record))
+    report.write_log(layout.ledger, start, end, args.json, sys.stdout)
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.state import repair
+
+    if not layout.ledger.exists():
+        raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
+    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
+    done = repair.repair(layout, steps)
+    for warning in done.warnings:
+        print(f"baton: warning: {warning}", file=sys.stderr)
+    if done.lines:
+        print(f"moved {done.lines} bad line(s) ({done.size} bytes, from byte {done.offset}) to {done.kept_in}; "
+              f"recorded as #{done.record['seq'] if done.record else '?'}; run `baton verify`")
+    elif done.torn:
+        print(f"removed a torn last line ({done.torn} bytes, kept in {layout.torn} when it could be written)")
+    else:
+        print("nothing to repair: the ledger ends on a valid record")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import gitmerge
+
+    if args.register:
+        if args.files:
+            raise BatonError("give either --register or BASE OURS THEIRS")
+        print(gitmerge.register(layout, required=True))
+        return 0
+    if len(args.files) != 3:
+        raise BatonError("usage: baton merge BASE OURS THEIRS (as git's merge driver) or baton merge --register")
+    merged = gitmerge.merge_files(Path(args.files[1]), Path(args.files[2]))
+    print(f"baton: merged ledgers: {merged.added} record(s) of theirs appended after ours' {merged.ours}, "
+          f"{merged.skipped} already present", file=sys.stderr)
     return 0
 
 
@@ -116,6 +155,12 @@ def build_parser() -> Parser:
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    p = sub.add_parser("repair", help="move bad lines off the ledger's end (kept in .baton/quarantine/)")
+    p.set_defaults(func=cmd_repair)
+    p = sub.add_parser("merge", help="merge two branches' ledgers (git's merge driver); --register sets it up")
+    p.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes them")
+    p.add_argument("--register", action="store_true", help="register the driver in this git repository")
+    p.set_defaults(func=cmd_merge)
     return parser
 
 
@@ -124,7 +169,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, repair, merge "
+                             "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)
@@ -133,6 +179,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment, not baton: say what and where
+        print(f"baton: {describe(exc)}", file=sys.stderr)
+        return USAGE
     except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is still one line, never a traceback
         print(f"baton: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return USAGE

@@ -8,7 +8,10 @@ from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List
+    from pathlib import Path
+    from typing import Any, Dict, Iterator, List, TextIO
+
+LOG_CHUNK = 1 << 20
 
 
 def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -55,3 +58,39 @@ def log_line(record: Dict[str, Any]) -> str:
     return (f"#{record.get('seq')} {record.get('ts')} {one_line(str(record.get('step', '')), 60)} "
             f"{record.get('status')}{f' (attempt {attempt})' if attempt else ''}{extra}{who}"
             + (f"  {note}" if note else ""))
+
+
+def write_log(ledger: Path, start: int, end: int, as_json: bool, out: TextIO) -> None:
+    """The records between two offsets, oldest first, a chunk at a time (memory stays flat). A line
+    that is not a record is left out (``baton verify`` names it)."""
+    from store.state.ledger import LedgerError, parse_line
+
+    for lines in _line_chunks(ledger, start, end):
+        records = []
+        for raw in lines:
+            try:
+                records.append(parse_line(raw))
+            except LedgerError:
+                continue
+        if as_json:
+            import json
+
+            out.write("".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records))
+        else:
+            out.write("".join(log_line(r) + "\n" for r in records))
+
+
+def _line_chunks(ledger: Path, start: int, end: int) -> Iterator[List[bytes]]:
+    if end <= start:
+        return
+    with open(ledger, "rb") as handle:
+        handle.seek(start)
+        left, carry = end - start, b""
+        while left > 0:
+            data = handle.read(min(LOG_CHUNK, left))
+            if not data:
+                return
+            left -= len(data)
+            lines = (carry + data).split(b"\n")
+            carry = lines.pop()
+            yield lines

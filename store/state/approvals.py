@@ -15,7 +15,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
 KEY_NAME = "approval.key"
 
@@ -25,13 +25,34 @@ def key_dir(env: Mapping[str, str]) -> str:
     return os.path.join(base, "baton")
 
 
-def read_key(env: Mapping[str, str]) -> Optional[bytes]:
+def key_path(env: Mapping[str, str]) -> str:
+    return os.path.join(key_dir(env), KEY_NAME)
+
+
+def load_key(env: Mapping[str, str]) -> Tuple[Optional[bytes], str]:
+    """(the key, ``""``) or (``None``, what is wrong with it: missing, unreadable and why, damaged)."""
+    path = key_path(env)
     try:
-        with open(os.path.join(key_dir(env), KEY_NAME), "rb") as handle:
+        with open(path, "rb") as handle:
             key = handle.read()
-    except OSError:
-        return None
-    return key if len(key) >= 32 else None
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        from store.base.errors import describe
+
+        return None, f"unreadable ({describe(exc)})"
+    return (key, "") if len(key) >= 32 else (None, f"damaged ({len(key)} bytes, a key has 64)")
+
+
+def read_key(env: Mapping[str, str]) -> Optional[bytes]:
+    return load_key(env)[0]
+
+
+def key_id(key: bytes) -> str:
+    """Names the key an approval was signed with (not secret: 8 hex digits of its SHA-256)."""
+    import hashlib
+
+    return hashlib.sha256(key).hexdigest()[:8]
 
 
 def ensure_key(env: Mapping[str, str]) -> bytes:
@@ -40,9 +61,15 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
     Written whole to a temp file, then linked into place, so a reader never sees half a key and
     two first approvals at once agree on one key. A short key (a crash of an older writer) cannot
     have signed anything and is replaced."""
-    key = read_key(env)
+    key, problem = load_key(env)
     if key is not None:
         return key
+    if problem.startswith("unreadable"):
+        from store.base.errors import BatonError
+
+        path = key_path(env)
+        raise BatonError(f"the approval key {path} is {problem}; make it readable by you (chmod 600 {path}) "
+                         "and approve again: a new key would void every approval the old one signed")
     folder = key_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, KEY_NAME)
@@ -95,3 +122,22 @@ def approved_steps(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str],
     """Each approval in the snapshot mapped to whether its signature holds."""
     key = read_key(env)
     return {step: is_valid(entry, key, project, step) for step, entry in approvals.items()}
+
+
+def check(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str], project: str) -> Tuple[Dict[str, str], str]:
+    """(each approval mapped to ``valid``, ``other-key`` (signed by a key that is not the current one,
+    as its ``kid`` says) or ``forged``, the key's problem or ``""``). Without a usable key nothing
+    can be checked: every approval maps to ``unchecked`` and the problem says why."""
+    key, problem = load_key(env)
+    if key is None:
+        return {step: "unchecked" for step in approvals}, problem
+    current = key_id(key)
+    verdicts = {}
+    for step, entry in approvals.items():
+        if is_valid(entry, key, project, step):
+            verdicts[step] = "valid"
+        elif isinstance(entry.get("kid"), str) and entry["kid"] != current:
+            verdicts[step] = "other-key"
+        else:
+            verdicts[step] = "forged"
+    return verdicts, ""

@@ -27,11 +27,11 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 # Documented output keys per event (claude-code-host.md section 4): top level, then hookSpecificOutput.
 TOP_KEYS: Dict[str, Set[str]] = {
-    "SessionStart": {"hookSpecificOutput"},
+    "SessionStart": {"hookSpecificOutput", "systemMessage"},
     "PreToolUse": {"hookSpecificOutput"},
-    "PostToolUse": {"hookSpecificOutput"},
-    "PostToolUseFailure": {"hookSpecificOutput"},
-    "Stop": {"decision", "reason"},
+    "PostToolUse": {"hookSpecificOutput", "systemMessage"},
+    "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
+    "Stop": {"decision", "reason", "systemMessage"},
     "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
@@ -100,7 +100,9 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     if event == "UserPromptSubmit":
         assert answer.get("decision") == "block", answer
     if event == "Stop":
-        assert set(answer) == {"decision", "reason"}, answer
+        assert set(answer) - {"systemMessage"} in ({"decision", "reason"}, set()), answer
+    if "systemMessage" in answer:
+        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton "), answer
     return answer
 
 

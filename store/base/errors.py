@@ -40,7 +40,8 @@ def describe(exc: OSError, path_hint: object = "") -> str:
     """``cause: path`` for an error of the environment, e.g. ``disk full: /p/.baton/steps.jsonl``;
     ``path_hint`` names the file when the error carries none (a failed read of an open file)."""
     cause = CAUSES.get(errno_name(exc)) or (exc.strerror or type(exc).__name__).lower()
-    path = exc.filename if exc.filename is not None else path_hint
+    # a rename names its target second: that is the path in the way (a folder where a file goes)
+    path = exc.filename2 if exc.filename2 is not None else exc.filename if exc.filename is not None else path_hint
     return f"{cause}: {path}" if path else cause
 
 

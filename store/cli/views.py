@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Dict, Iterator, List, TextIO
 
-LOG_CHUNK = 1 << 20
+LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 
 
 def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:

@@ -68,9 +68,9 @@ class Job:
                  f"{self._key_path()}; it counts once that key is restored, or after a person approves again"
                  for s, v in verdicts.items() if v == "other-key"][:2]
         if self.key_problem and verdicts:
-            news.append(f"KEY: baton's approval key {self._key_path()} is {self.key_problem}, so the approvals in "
-                        f"the ledger ({', '.join(s[:40] for s in list(verdicts)[:3])}) cannot be checked and "
-                        "count as not given. Restore the key from a backup (mode 0600), or a person approves again")
+            listed = ", ".join(s[:30] for s in list(verdicts)[:2]) + (", ..." if len(verdicts) > 2 else "")
+            news.append(f"KEY: approval key {self._key_path()} is {self.key_problem}: approvals ({listed}) cannot "
+                        "be checked and count as not given; restore it from a backup (mode 0600) or approve again")
         return news
 
     def _key_path(self) -> str:

@@ -55,56 +55,64 @@ def _origin(record: Dict[str, Any]) -> Dict[str, Any]:
 
 
 def _split(ours: Path, theirs: Path) -> Tuple[int, Optional[Dict[str, Any]], Optional[Dict[str, Any]],
-                                               Set[str], List[Dict[str, Any]]]:
+                                               Set[str], List[Tuple[bytes, Dict[str, Any]]]]:
     """(shared records, the last shared record, ours' last record, the origins of ours' own
-    records, theirs' own records). Only theirs' own records are held in memory."""
+    records, theirs' own lines and records). Only theirs' own records are held in memory."""
     mine, other = _records(ours, "our ledger"), _records(theirs, "their ledger")
-    shared, met, last, seen = 0, None, None, set()
-    pending: Optional[Dict[str, Any]] = None
-    for (raw_a, a), pair in zip(mine, _with_end(other)):
-        if pair is not None and pair[0] == raw_a:
-            shared, met, last = shared + 1, a, a
+    shared, met, last = 0, None, None
+    seen: Set[str] = set()
+    rest: List[Tuple[bytes, Dict[str, Any]]] = []
+    for raw_a, a in mine:
+        last = a
+        pair = next(other, None)
+        if pair is not None and pair[0] == raw_a and not seen:
+            shared, met = shared + 1, a
             continue
-        pending = pair[1] if pair is not None else None
-        last = a
         seen.add(_origin(a)["hash"])
-        break
-    for _, a in mine:
-        last = a
-        seen.add(_origin(a)["hash"])
-    rest = ([pending] if pending is not None else []) + [b for _, b in other]
+        if pair is not None:
+            rest.append(pair)
+    rest += list(other)
     return shared, met, last, seen, rest
 
 
-def _with_end(records: Iterator[Tuple[bytes, Dict[str, Any]]]) -> Iterator[Optional[Tuple[bytes, Dict[str, Any]]]]:
-    yield from records
-    while True:
-        yield None
-
-
-def merge(ours: Path, theirs: Path, now: str) -> Merged:
-    """Append theirs' own records to ``ours`` (see the module's doc); ``ours`` is changed in place."""
-    shared, met, last, seen, rest = _split(ours, theirs)
-    if last is None:  # ours holds only shared records, or nothing: theirs' own lines follow as they are
-        last = met
-    fresh = [r for r in rest if _origin(r)["hash"] not in seen]
+def rechained(theirs: List[Dict[str, Any]], seen: Set[str], last: Optional[Dict[str, Any]], shared: int,
+              met_hash: str, now: str) -> List[bytes]:
+    """The lines to append after ``last``: a ``merge`` record, then each record of ``theirs`` whose
+    origin is not in ``seen``, re-chained. Empty when there is nothing new."""
+    fresh = [r for r in theirs if _origin(r)["hash"] not in seen]
     if not fresh:
-        return Merged(shared, last["seq"] if last else 0, 0, len(rest))
+        return []
     seq, prev = (last["seq"], last["hash"]) if last else (0, GENESIS)
     note = (f"merged {len(fresh)} record(s) of another branch; the branches met after record #{shared}"
             if shared else f"merged {len(fresh)} record(s) of another branch; they share no record")
-    lines = []
     header = seal({"ts": now, "step": "", "status": "merge", "note": note, "session": "",
-                   "met": {"seq": shared, "hash": met["hash"] if met else GENESIS}}, seq + 1, prev)
-    lines.append(format_line(header))
+                   "met": {"seq": shared, "hash": met_hash}}, seq + 1, prev)
+    lines = [format_line(header)]
     seq, prev = header["seq"], header["hash"]
     for record in fresh:
         fields = {k: v for k, v in record.items() if k not in ("seq", "prev", "hash", "merged")}
         copy = seal({**fields, "merged": _origin(record)}, seq + 1, prev)
         lines.append(format_line(copy))
         seq, prev = copy["seq"], copy["hash"]
-    with open(ours, "ab") as handle:
-        handle.write(b"".join(lines))
-        handle.flush()
-        os.fsync(handle.fileno())
-    return Merged(shared, last["seq"] if last else 0, len(fresh), len(rest) - len(fresh))
+    return lines
+
+
+def origins(records: List[Dict[str, Any]]) -> Set[str]:
+    return {_origin(r)["hash"] for r in records}
+
+
+def merge(ours: Path, theirs: Path, now: str) -> Merged:
+    """Append theirs' own records to ``ours`` (see the module's doc); ``ours`` is changed in place."""
+    shared, met, last, seen, rest = _split(ours, theirs)
+    if not seen and last is met:  # ours is theirs' start: theirs' own lines follow as they are
+        lines = [raw + b"\n" for raw, _ in rest]
+        added = len(lines)
+    else:
+        lines = rechained([r for _, r in rest], seen, last, shared, met["hash"] if met else GENESIS, now)
+        added = max(len(lines) - 1, 0)
+    if lines:
+        with open(ours, "ab") as handle:
+            handle.write(b"".join(lines))
+            handle.flush()
+            os.fsync(handle.fileno())
+    return Merged(shared, last["seq"] if last else 0, added, len(rest) - added)

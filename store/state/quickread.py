@@ -70,8 +70,8 @@ def _tail(fd: int, start: int, end: int, wanted: Wanted, snap: Snapshot) -> Tupl
     records: List[Dict[str, Any]] = []
     cut = end
     for at, raw in lines_backwards(fd, start, end):
-        if (not wanted and len(records) >= MIN_TAIL) or end - at > TAIL_BYTES:
-            break
+        if cut < end and ((not wanted and len(records) >= MIN_TAIL) or end - at > TAIL_BYTES):
+            break  # the last line is always decoded: a bad one must be seen
         cut = at
         try:
             record = parse_line(raw)

@@ -12,11 +12,10 @@ chain without a key never claimed to stop.
 
 from __future__ import annotations
 
-from binascii import hexlify
 from pathlib import Path
 
 from store.base.values import Frozen
-from store.state.ledger import GENESIS, LedgerError, check_link, parse_line
+from store.state.ledger import GENESIS, LedgerError, all_sealed, check_link, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,12 +35,10 @@ class Verdict(Frozen):
 def sealed_run(lines: List[bytes], seq: int, prev_hash: bytes) -> bool:
     """True when every line is a sealed record and they chain on from record ``seq`` (hash
     ``prev_hash``), judged from the bytes alone."""
-    from hashlib import sha256
-
     count = len(lines)
-    hashes = [line[-34:-2] for line in lines]
-    if b"".join(hashes) != hexlify(b"".join([sha256(line[:-43] + b"}").digest()[:16] for line in lines])):
+    if not all_sealed(lines):
         return False
+    hashes = [line[-34:-2] for line in lines]
     prevs = [line[-76:-44] for line in lines]
     if prevs[0] != prev_hash or prevs[1:] != hashes[:-1]:
         return False

@@ -71,6 +71,20 @@ def sealed_intact(raw: bytes) -> bool:
     return sha256(raw[:-SEALED_TAIL] + b"}").hexdigest()[:32].encode("ascii") == raw[-34:-2]
 
 
+def all_sealed(lines: List[bytes]) -> bool:
+    """:func:`sealed_intact` for many lines at once, with a few Python steps per line: the cheap way
+    to know that a chunk of the ledger holds only whole records as baton wrote them."""
+    from binascii import hexlify
+    from hashlib import sha256
+
+    count = len(lines)
+    if [line[-SEALED_TAIL:-34] for line in lines].count(HASH_MEMBER) != count or \
+            [line[-2:] for line in lines].count(b'"}') != count:
+        return False
+    digests = b"".join([sha256(line[:-SEALED_TAIL] + b"}").digest()[:16] for line in lines])
+    return b"".join([line[-34:-2] for line in lines]) == hexlify(digests)
+
+
 def parse_line(raw: bytes) -> Dict[str, Any]:
     """Decode one line (without its newline) into a record, checking its shape and own hash."""
     try:

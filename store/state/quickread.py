@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 TAIL_BYTES = 1 << 17  # decoded backwards before searching: a few hundred records
 MIN_TAIL = 50  # records decoded at least, for LAST and recent sessions
 READ_CHUNK = 1 << 16  # for the few lines found by the search
-SEARCH_CHUNK = 16 << 20
+SEARCH_CHUNK = 4 << 20  # the deadline is checked between chunks
 KINDS = STEP_STATUSES + ("approved",)
 
 

@@ -38,7 +38,7 @@ def long_ledger(tmp_path_factory: pytest.TempPathFactory) -> Tuple[bytes, bytes]
     path = folder / "steps.jsonl"
     ledgers.write(path, ledgers.long_job(IDS, FILLERS))
     ledgers.check(path)
-    assert path.stat().st_size > 20 * journal.INLINE_BYTES
+    assert path.stat().st_size > 10 * journal.INLINE_BYTES
     return path.read_bytes(), snapshot.rebuild(path).snapshot.to_bytes()
 
 
@@ -166,3 +166,26 @@ def test_when_the_budget_runs_out_the_brief_says_what_it_does_not_know(
     monkeypatch.undo()
     assert Job(layout, {}).brief().splitlines() == EXPECTED
 
+
+
+def test_the_gate_allows_only_reading_while_next_is_not_known(
+        sandbox: Any, long_ledger: Tuple[bytes, bytes], monkeypatch: pytest.MonkeyPatch) -> None:
+    from hooks import adapter
+
+    layout = _install(sandbox.project, long_ledger[0])
+    monkeypatch.setattr(journal, "QUICK_SECONDS", 0.0)
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(sandbox.project))
+
+    def gate(tool: str, tool_input: Any) -> Any:
+        payload = {"session_id": "g", "cwd": str(sandbox.project), "hook_event_name": "PreToolUse",
+                   "tool_name": tool, "tool_input": tool_input}
+        return adapter.run("PreToolUse", json.dumps(payload).encode())
+
+    denied = gate("Write", {"file_path": str(sandbox.project / "notes.md"), "content": "x"})
+    reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
+    assert "has not finished reading this job's long ledger" in reason and reason.endswith("[baton:reading]")
+    assert gate("Bash", {"command": "ls -la"}) is None
+    wait_for_rebuild(layout.root)
+    monkeypatch.undo()
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(sandbox.project))
+    assert gate("Write", {"file_path": str(sandbox.project / "notes.md"), "content": "x"}) is None

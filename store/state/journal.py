@@ -189,13 +189,15 @@ def _retry_of(snap: Snapshot, fields: Mapping[str, Any]) -> Optional[Dict[str, A
 def commit(layout: Layout, step: str, status: str, note: str = "", extra: Optional[Mapping[str, Any]] = None,
            steps: Optional[Sequence[str]] = None, retry_check: bool = True) -> Committed:
     """Append one record (unless it is a retry); the caller has validated ``step`` and ``status``.
-    ``steps``: the plan's steps, so a long ledger without a snapshot is read quickly."""
+    ``steps``: the plan's steps, for the state returned; a ledger far ahead of its snapshot is then
+    read quickly for them (for ``step`` alone when not given) and rebuilt aside."""
     warnings: List[str] = []
     try:
         layout.root.mkdir(parents=True, exist_ok=True)
         with durable.locked(layout.lock):
             last = repair_tail(layout, warnings)
-            loaded = read_state(layout, save=False, steps=steps)
+            # without the plan's steps, the one being recorded is all the attempt and retry rules need
+            loaded = read_state(layout, save=False, steps=steps if steps is not None else [step])
             snap = loaded.snapshot
             if last is not None and snap.seq != last["seq"]:
                 loaded = snapshot.rebuild(layout.ledger)

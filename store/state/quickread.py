@@ -32,29 +32,34 @@ KINDS = STEP_STATUSES + ("approved",)
 
 class Wanted:
     """What is still missing: the latest step record of each id in ``steps``, the latest approval
-    of each id in ``approvals``."""
+    of each id in ``approvals``, and the latest record of any step (for LAST)."""
 
     def __init__(self, steps: Iterable[str], approvals: Iterable[str]) -> None:
         self.steps: Set[str] = set(steps)
         self.approvals: Set[str] = set(approvals)
+        self.progress = True  # the latest step or approval record, whatever its step
         self.found: Dict[int, Dict[str, Any]] = {}  # seq -> record
 
     def __bool__(self) -> bool:
-        return bool(self.steps or self.approvals)
+        return bool(self.steps or self.approvals or self.progress)
 
     def offer(self, record: Dict[str, Any]) -> bool:
         """Keep ``record`` when it is the latest one of a wanted kind (records come newest first)."""
         step, status = record.get("step"), record.get("status")
+        kept = self.progress and status in KINDS
+        self.progress = self.progress and not kept
         if status == "approved" and step in self.approvals:
             self.approvals.discard(step)
+            kept = True
         elif status in STEP_STATUSES and step in self.steps:
             self.steps.discard(step)
-        else:
-            return False
-        self.found[record["seq"]] = record
-        return True
+            kept = True
+        if kept:
+            self.found[record["seq"]] = record
+        return kept
 
     def pattern(self) -> Tuple[Optional[re.Pattern[bytes]], int]:
+        """A regular expression for the wanted ids' records, and the longest match it can make."""
         ids = sorted(self.steps | self.approvals)
         if not ids:
             return None, 0
@@ -105,12 +110,31 @@ def _line_around(fd: int, at: int, start: int, stop: int) -> bytes:
     return os.pread(fd, high - low, low)
 
 
+ANY_STEP = re.compile(b',"step":"(?:[^"\\\\]|\\\\.)*","status":"(?:' + "|".join(KINDS).encode("ascii") + b')"')
+
+
+def _search_progress(fd: int, start: int, stop: int, wanted: Wanted, deadline: float) -> None:
+    """Find the latest record of any step (LAST) before ``stop``, when the tail held none."""
+    high = stop
+    while high > start and wanted.progress and time.monotonic() < deadline:
+        low = max(start, high - READ_CHUNK)
+        data = os.pread(fd, min(stop, high + READ_CHUNK) - low, low)
+        hits = [m.start() + low for m in ANY_STEP.finditer(data) if m.start() + low < high]
+        for at in reversed(hits):
+            try:
+                if wanted.offer(parse_line(_line_around(fd, at, start, stop))) or not wanted.progress:
+                    break
+            except LedgerError:
+                continue
+        high = low
+
+
 def _search(fd: int, start: int, stop: int, wanted: Wanted, deadline: float) -> bool:
     """Find the latest record of each wanted id in ``[start, stop)``, scanning backwards until the
     deadline; True when it got to ``start`` (an id still wanted then has no record at all). Only
     lines in baton's own form can match; each match is decoded and checked."""
     high = stop
-    while high > start and wanted:
+    while high > start and (wanted.steps or wanted.approvals):
         if time.monotonic() >= deadline:
             return False
         pattern, overlap = wanted.pattern()
@@ -148,6 +172,7 @@ def read(ledger: Path, steps: Sequence[str], approvals: Sequence[str], base: Opt
         size = os.fstat(fd).st_size
         end = complete_end(fd, size, start)
         tail_start, tail = _tail(fd, start, end, wanted, snap)
+        _search_progress(fd, start, tail_start, wanted, deadline)
         searched = _search(fd, start, tail_start, wanted, deadline)
         if not snap.first_ts and end:
             snap.first_ts = _first_ts(fd)

@@ -122,6 +122,13 @@ def _open(path: Path) -> Optional[int]:
         return None
 
 
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (a read of an open descriptor fails without a file name)."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
+
+
 def _start_of_last(fd: int, end: int, count: int) -> int:
     """Offset where the last ``count`` lines before ``end`` start (``end`` is just after a newline,
     or 0), reading backwards in chunks and counting newlines: linear in the bytes it reads."""
@@ -183,6 +190,8 @@ def read_tail(path: Path) -> Tail:
         torn = os.pread(fd, size - end, end) if size > end else b""
         start = _start_of_last(fd, end, 1)
         last = os.pread(fd, end - 1 - start, start) if end else b""
+    except OSError as exc:
+        raise _named(exc, path) from None
     finally:
         os.close(fd)
     if not last.strip():
@@ -200,6 +209,8 @@ def last_lines(path: Path, count: int) -> Tuple[int, int, bytes]:
         end = complete_end(fd, size)
         torn = os.pread(fd, size - end, end) if size > end else b""
         return _start_of_last(fd, end, count), end, torn
+    except OSError as exc:
+        raise _named(exc, path) from None
     finally:
         os.close(fd)
 

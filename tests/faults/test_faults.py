@@ -258,6 +258,10 @@ def test_environment_errors_name_their_cause_and_path(baton: Baton, sandbox: San
     (sandbox.state / "steps.jsonl").mkdir()
     _one_line(baton("record", "a", "done").err, "cannot record: a folder where a file was expected: "
               f"{sandbox.state / 'steps.jsonl'}; nothing was recorded")
+    for command in (["log"], ["verify"]):
+        run = baton(*command)
+        assert run.code == 2
+        _one_line(run.err, f"baton: a folder where a file was expected: {sandbox.state / 'steps.jsonl'}")
 
 
 # ---------------------------------------------------------------- 10. duplicate keys in plan.json

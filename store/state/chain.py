@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from store.base.values import Frozen
-from store.state.ledger import GENESIS, LedgerError, all_sealed, check_link, parse_line
+from store.state.ledger import GENESIS, LedgerError, check_link, parse_line, sealed_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,19 +35,15 @@ class Verdict(Frozen):
 def sealed_run(lines: List[bytes], seq: int, prev_hash: bytes) -> bool:
     """True when every line is a sealed record and they chain on from record ``seq`` (hash
     ``prev_hash``), judged from the bytes alone."""
-    count = len(lines)
-    if not all_sealed(lines):
+    from operator import itemgetter
+
+    hashes = sealed_hashes(lines)
+    if hashes is None:
         return False
-    hashes = [line[-34:-2] for line in lines]
-    prevs = [line[-76:-44] for line in lines]
-    if prevs[0] != prev_hash or prevs[1:] != hashes[:-1]:
+    if b"".join(map(itemgetter(slice(-76, -44)), lines)) != prev_hash + hashes[:-32]:  # each prev, in place
         return False
-    if [line[-85:-76] for line in lines].count(b',"prev":"') != count or \
-            [line[-44:-34] for line in lines].count(b'","hash":"') != count:
-        return False
-    if [line[:7] for line in lines].count(b'{"seq":') != count:
-        return False
-    return [line[7:line.find(b",", 7)] for line in lines] == [b"%d" % n for n in range(seq + 1, seq + count + 1)]
+    expected = map(b'{"seq":%d,'.__mod__, range(seq + 1, seq + len(lines) + 1))
+    return all(map(bytes.startswith, lines, expected))
 
 
 def _walk(lines: List[bytes], prev: Optional[Dict[str, Any]], line_no: int) -> Tuple[Optional[Dict[str, Any]], str]:

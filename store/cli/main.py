@@ -7,8 +7,6 @@ with its cause and path). Errors are one line on stderr; "internal error" is a b
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -23,12 +21,25 @@ from store.state.ledger import last_lines, read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn, Optional, Sequence
+    import argparse
+    from typing import Any, Callable, Optional, Sequence, Tuple
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+def _parser_class() -> Any:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
+            raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+
+    return Parser
+
+
+class Plain:
+    """Arguments read without argparse, for the commands run most often (see :func:`_plain`)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
 
 
 def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -72,7 +83,12 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     journal.warn_torn(job.torn)
     last, _ = read_last(layout.ledger, 5)
     data = report.status_data(job, last)
-    print(json.dumps(data, indent=2) if args.json else report.status_text(data))
+    if args.json:
+        import json
+
+        print(json.dumps(data, indent=2))
+    else:
+        print(report.status_text(data))
     return 0
 
 
@@ -132,10 +148,13 @@ def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser: argparse.ArgumentParser = _parser_class()(
+        prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", parser_class=type(parser), metavar="COMMAND")
     p = sub.add_parser("init", help="create .baton/plan.json from step names or a plan file")
     p.add_argument("steps", nargs="*", metavar="STEP")
     p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
@@ -164,9 +183,23 @@ def build_parser() -> Parser:
     return parser
 
 
+def _plain(argv: Sequence[str]) -> Optional[Tuple[Callable[[Any, location.Layout], int], Plain]]:
+    """``baton brief`` and ``baton record STEP STATUS [NOTE...]`` with no option anywhere, parsed as
+    argparse would parse them, without importing it (argparse, gettext and locale cost every such
+    call a few milliseconds); anything else goes through argparse."""
+    if list(argv) == ["brief"]:
+        return cmd_brief, Plain()
+    if len(argv) >= 3 and argv[0] == "record" and not any(a.startswith("-") for a in argv[1:]):
+        return cmd_record, Plain(step=argv[1], status=argv[2], note=list(argv[3:]))
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
     try:
+        plain = _plain(sys.argv[1:] if argv is None else argv)
+        if plain is not None:
+            return int(plain[0](plain[1], location.resolve()))
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
             raise BatonError("missing command; one of init, record, brief, status, verify, log, repair, merge "

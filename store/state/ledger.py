@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 GENESIS = "0" * 32
 REQUIRED = ("seq", "ts", "step", "status", "prev", "hash")
 TAIL_CHUNK = 65536
+BULK_AFTER = 64  # lines hashed before one_sha256 loads OpenSSL
 
 
 class LedgerError(Exception):
@@ -33,11 +34,37 @@ def canonical(record: Dict[str, Any]) -> bytes:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def sha256_maker(bulk: bool = False) -> Any:
+    """The SHA-256 constructor: the interpreter's built-in one for a few short inputs (no OpenSSL to
+    load), ``hashlib``'s for many."""
+    if not bulk:
+        for name in ("_sha256", "_sha2"):  # the built-in module: Python 3.9-3.11, then 3.12+
+            try:
+                return __import__(name).sha256
+            except ImportError:
+                continue
+    from hashlib import sha256
+
+    return sha256
+
+
+_HASHING: List[Any] = [None, 0]  # the sha256 maker in use, lines hashed so far
+
+
+def one_sha256(data: bytes) -> str:
+    """The SHA-256 hex digest of one line. The first few go through the interpreter's built-in
+    module: ``hashlib`` loads OpenSSL, which costs a short process (a hook, ``baton record``)
+    several milliseconds; a process that hashes many lines switches to OpenSSL, which is faster
+    per line."""
+    _HASHING[1] += 1
+    if _HASHING[0] is None or _HASHING[1] == BULK_AFTER:
+        _HASHING[0] = sha256_maker(_HASHING[1] >= BULK_AFTER)
+    return str(_HASHING[0](data).hexdigest())
+
+
 def chain_hash(record: Dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "hash"}
-    from hashlib import sha256  # here: only hashing needs it, and hooks that never hash start faster
-
-    return sha256(canonical(body)).hexdigest()[:32]
+    return one_sha256(canonical(body))[:32]
 
 
 def seal(fields: Dict[str, Any], seq: int, prev: str) -> Dict[str, Any]:
@@ -66,9 +93,7 @@ def sealed_intact(raw: bytes) -> bool:
     decoding; a line that fails it may still be a valid record written in another form."""
     if raw[-SEALED_TAIL:-34] != HASH_MEMBER or raw[-2:] != b'"}':
         return False
-    from hashlib import sha256
-
-    return sha256(raw[:-SEALED_TAIL] + b"}").hexdigest()[:32].encode("ascii") == raw[-34:-2]
+    return one_sha256(raw[:-SEALED_TAIL] + b"}")[:32].encode("ascii") == raw[-34:-2]
 
 
 def sealed_hashes(lines: List[bytes]) -> Optional[bytes]:

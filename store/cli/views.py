@@ -26,7 +26,8 @@ def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
             "next": prog.next.id if prog.next else None, "running": list(prog.running),
             "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,
-            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems}
+            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems,
+            "partial": job.partial}
 
 
 def status_text(data: Dict[str, Any]) -> str:
@@ -46,6 +47,9 @@ def status_text(data: Dict[str, Any]) -> str:
         " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
         if sessions else ""))
     lines += [f"problem: {p}" for p in data["problems"]]
+    if data.get("partial"):
+        lines.append("note: read from the ledger's end while its snapshot is rebuilt; sessions and problems "
+                     "cover the latest records only")
     return "\n".join(lines)
 
 
@@ -66,7 +70,8 @@ def write_log(ledger: Path, start: int, end: int, as_json: bool, out: TextIO) ->
     sealed them are decoded at once, or, for ``--json``, written as they are (they are that JSON)."""
     import json
 
-    from store.state.ledger import LedgerError, all_sealed, parse_line
+    from store.state.ledger import LedgerError, parse_line
+    from store.state.sealing import all_sealed
 
     for lines in _line_chunks(ledger, start, end):
         if all_sealed(lines):

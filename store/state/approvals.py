@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from store.state.ledger import sha256_maker
+from store.state.sealing import sha256_maker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from store.base.values import Frozen
-from store.state.ledger import GENESIS, LedgerError, check_link, parse_line, sealed_hashes
+from store.state.ledger import GENESIS, LedgerError, check_link, parse_line
+from store.state.sealing import sealed_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -7,9 +7,8 @@ below it (``steps.jsonl`` through ``store.state.ledger``, ``state.json`` through
 An append takes the lock, repairs a torn tail left by a killed writer, reads the state, seals the
 record onto the chain and writes it in one ``write`` call with fsync. That write is the commit
 point: saving the snapshot afterwards is best effort, and when it fails the record stands and the
-caller gets a warning, not an error. A *retry* (the same step, status, note and session as the
-step's latest record, written less than :data:`RETRY_SECONDS` ago) adds nothing and returns the
-record already there.
+caller gets a warning, not an error. A *retry* (see ``store.state.attempts``) adds nothing and
+returns the record already there.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import time
 from store.base import durable
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
-from store.state import snapshot
+from store.state import attempts, snapshot
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_tail, seal
 from store.state.location import Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
@@ -35,7 +34,6 @@ if TYPE_CHECKING:
 
 NOTE_CAP = 300
 STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
-RETRY_SECONDS = 600
 INLINE_BYTES = 1 << 20  # ledger bytes a reader applies itself; beyond, it reads quickly and rebuilds aside
 QUICK_SECONDS = 1.0  # how long a quick read may search the ledger before answering with what it has
 REPAIR_HINT = "run `baton repair` to move it aside (kept byte for byte in .baton/quarantine/)"
@@ -152,40 +150,6 @@ def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]
     return tail.last
 
 
-def _attempt(snap: Snapshot, step: str, status: str) -> int:
-    prior = snap.steps.get(step)
-    if prior is None:
-        return 1
-    try:
-        number = int(prior.get("attempt") or 1)
-    except (TypeError, ValueError):
-        number = 1
-    if status not in STATUSES:
-        return number
-    return number if prior.get("status") == "running" else number + 1
-
-
-def _seconds_since(ts: Any) -> float:
-    try:
-        import calendar
-
-        return time.time() - calendar.timegm(time.strptime(str(ts), "%Y-%m-%dT%H:%M:%SZ"))
-    except (ValueError, OverflowError):
-        return float("inf")
-
-
-def _retry_of(snap: Snapshot, fields: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
-    """The step's latest record when ``fields`` repeat it (same status, note and session) within
-    RETRY_SECONDS: a caller that did not see the first answer, not new information."""
-    prior = snap.steps.get(fields["step"])
-    if fields["status"] not in STATUSES or prior is None:
-        return None
-    if (prior.get("status"), prior.get("note"), prior.get("session") or "") != (
-            fields["status"], fields["note"], fields["session"]):
-        return None
-    return {"step": fields["step"], **prior} if 0 <= _seconds_since(prior.get("ts")) <= RETRY_SECONDS else None
-
-
 def commit(layout: Layout, step: str, status: str, note: str = "", extra: Optional[Mapping[str, Any]] = None,
            steps: Optional[Sequence[str]] = None, retry_check: bool = True) -> Committed:
     """Append one record (unless it is a retry); the caller has validated ``step`` and ``status``.
@@ -204,8 +168,8 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
                 snap = loaded.snapshot
             fields: Dict[str, Any] = {"ts": now_iso(), "step": step, "status": status, "note": cap_note(note),
                                       "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
-                                      "attempt": _attempt(snap, step, status), **(extra or {})}
-            earlier = _retry_of(snap, fields) if retry_check else None
+                                      "attempt": attempts.number(snap, step, status), **(extra or {})}
+            earlier = attempts.retry_of(snap, fields) if retry_check else None
             if earlier is not None:
                 return Committed(earlier, loaded, True, warnings)
             seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from store.state import chain
 from store.state.chain import Verdict
-from store.state.ledger import GENESIS, LedgerError, all_sealed, check_link, format_line, parse_line, seal
+from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, seal
+from store.state.sealing import all_sealed
 
 
 def reference(data: bytes) -> Verdict:

@@ -176,7 +176,7 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult]) -> str:
              f"baton   : {meta['revision']}",
              f"runs    : {meta['runs']} per figure, medians; wall time of each child process, fork to exit",
              "note    : timings on a shared VM are noisy: compare rows of one run with each other", ""]
-    header = ("records", "ledger MB", "what", "median ms", "min ms", "max ms", "peak RSS MB", "target")
+    header = ("records", "ledger MB", "what", "median ms", "min ms", "max ms", "cpu ms", "peak RSS MB", "target")
     rows: List[Tuple[str, ...]] = [header]
     for r in results:
         for n, name in enumerate(ROWS):
@@ -184,10 +184,10 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult]) -> str:
             target = TARGETS.get(name)
             verdict = "" if target is None else (f"ok (< {target:g} s)" if f.median < target else f"OVER {target:g} s")
             rows.append((f"{r.records:,}" if n == 0 else "", f"{r.ledger_bytes / 1e6:,.1f}" if n == 0 else "", name,
-                         ms(f.median), ms(f.low), ms(f.high), mb(f.rss_kb), verdict))
+                         ms(f.median), ms(f.low), ms(f.high), ms(f.cpu), mb(f.rss_kb), verdict))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for n, row in enumerate(rows):
-        cells = [c.ljust(w) if i in (0, 2, 7) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        cells = [c.ljust(w) if i in (0, 2, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
         lines.append("  ".join(cells).rstrip())
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))

@@ -54,14 +54,17 @@ def status_text(data: Dict[str, Any]) -> str:
 
 
 def log_line(record: Dict[str, Any]) -> str:
-    session = str(record.get("session") or "")
-    who = f" [{session[:8]}]" if session else ""
-    note = one_line(str(record.get("note") or ""), 120)
-    attempt = record.get("attempt")
-    extra = f" by {one_line(str(record['by']), 40)}" if record.get("by") else ""
-    return (f"#{record.get('seq')} {record.get('ts')} {one_line(str(record.get('step', '')), 60)} "
-            f"{record.get('status')}{f' (attempt {attempt})' if attempt else ''}{extra}{who}"
-            + (f"  {note}" if note else ""))
+    get = record.get
+    session, note, attempt, by = str(get("session") or ""), get("note"), get("attempt"), get("by")
+    line = f"#{get('seq')} {get('ts')} {one_line(str(get('step', '')), 60)} {get('status')}"
+    if attempt:
+        line += f" (attempt {attempt})"
+    if by:
+        line += f" by {one_line(str(by), 40)}"
+    if session:
+        line += f" [{session[:8]}]"
+    note = one_line(str(note), 120) if note else ""
+    return f"{line}  {note}" if note else line
 
 
 def write_log(ledger: Path, start: int, end: int, as_json: bool, out: TextIO) -> None:

@@ -317,3 +317,16 @@ def test_a_note_never_forges_a_brief_line(sandbox: Sandbox, main: InProcess, don
     assert lines[:3] == ["PLAN: a, b, c", "DONE: a", "NEXT: b"]
     assert lines[3].startswith("LAST: b failed") and lines[4].startswith("RETRY: b failed on attempt 1")
     assert not [ch for ch in text.replace("\n", "") if unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp")]
+
+
+@given(text=st.text(st.characters(codec="utf-8") | st.sampled_from(" \t\n\x85\u2028\u00a0\u200b"), max_size=80),
+       limit=st.integers(1, 100))
+def test_one_line_fast_path_matches_the_full_cleaning(text: str, limit: int) -> None:
+    from unicodedata import category
+
+    from store.base.text import one_line
+
+    cleaned = "".join(" " if category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c for c in text)
+    cleaned = " ".join(cleaned.split())
+    want = cleaned if len(cleaned) <= limit else cleaned[: max(limit - 1, 0)] + "\u2026"
+    assert one_line(text, limit) == want

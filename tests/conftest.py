@@ -149,4 +149,3 @@ def chain_lines() -> ChainLines:
         return _chain(fields, seq, prev)
 
     return build
-

@@ -12,6 +12,9 @@ chain without a key never claimed to stop.
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 from pathlib import Path
 
 from store.base.values import Frozen
@@ -23,6 +26,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
 
 CHUNK = 8 << 20
+SPLIT_BYTES = 32 << 20  # from this size verify checks two halves at once
 
 
 class Verdict(Frozen):
@@ -59,18 +63,18 @@ def _walk(lines: List[bytes], prev: Optional[Dict[str, Any]], line_no: int) -> T
     return prev, ""
 
 
-def verify(path: Path) -> Verdict:
-    """Walk the whole ledger (the one full read baton does) and name the first bad line."""
-    count, last_hash, carry = 0, GENESIS, b""
-    try:
-        handle = open(path, "rb")
-    except FileNotFoundError:
-        return Verdict(0, GENESIS, 0, "")
-    with handle:
-        while True:
-            chunk = handle.read(CHUNK)
+def _scan(path: Path, start: int, stop: int, count: int, last_hash: str) -> Verdict:
+    """Verify the lines in ``[start, stop)`` as following record ``count`` (hash ``last_hash``); a
+    problem's line number counts from the ledger's first line (``count`` valid lines precede)."""
+    carry = b""
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        left = stop - start
+        while left > 0:
+            chunk = handle.read(min(CHUNK, left))
             if not chunk:
                 break
+            left -= len(chunk)
             lines = (carry + chunk).split(b"\n")
             carry = lines.pop()
             if not lines or sealed_run(lines, count, last_hash.encode("ascii")):
@@ -83,3 +87,62 @@ def verify(path: Path) -> Verdict:
                 return Verdict(last["seq"] if last else 0, last["hash"] if last else GENESIS, 0, problem)
             count, last_hash = count + len(lines), str(last["hash"]) if last else GENESIS
     return Verdict(count, last_hash, len(carry), "")
+
+
+def _middle(path: Path, size: int) -> Optional[Tuple[int, Dict[str, Any]]]:
+    """(a line start near the middle, the record just before it), or None when there is none."""
+    with open(path, "rb") as handle:
+        handle.seek(size // 2)
+        handle.readline()  # to the end of the line holding the middle byte
+        mid = handle.tell()
+        if mid >= size:
+            return None
+        back = min(mid, 1 << 20)
+        handle.seek(mid - back)
+        before = handle.read(back - 1).rsplit(b"\n", 1)
+    if len(before) < 2 and back < mid:
+        return None  # a line longer than 1 MB: not worth the trouble
+    try:
+        return mid, parse_line(before[-1])
+    except LedgerError:
+        return None  # the first half holds a bad line: a single pass names it
+
+
+def verify(path: Path) -> Verdict:
+    """Walk the whole ledger (the one full read baton does) and name the first bad line. A long
+    ledger is checked in two halves at once where processes can fork: a child checks the second
+    half from the record before it, and its verdict counts only when the first half is intact."""
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return Verdict(0, GENESIS, 0, "")
+    middle = _middle(path, size) if size >= SPLIT_BYTES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 \
+        else None
+    if middle is None:
+        return _scan(path, 0, size, 0, GENESIS)
+    mid, before = middle
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child's work is checked through its verdict
+        os.close(reader)
+        try:
+            second = _scan(path, mid, size, before["seq"], before["hash"])
+            os.write(writer, json.dumps([second.records, second.last_hash, second.torn, second.problem]).encode())
+        finally:
+            os._exit(0)
+    os.close(writer)
+    try:
+        first = _scan(path, 0, mid, 0, GENESIS)
+        if first.problem or (first.records, first.last_hash) != (before["seq"], before["hash"]):
+            os.kill(pid, signal.SIGKILL)
+            return first if first.problem else _scan(path, mid, size, first.records, first.last_hash)
+        with os.fdopen(reader, "rb") as pipe:
+            reader, answer = -1, pipe.read()
+    finally:
+        if reader >= 0:
+            os.close(reader)
+        os.waitpid(pid, 0)
+    if not answer:  # the child failed: check the second half here
+        return _scan(path, mid, size, first.records, first.last_hash)
+    records, last_hash, torn, problem = json.loads(answer)
+    return Verdict(records, last_hash, torn, problem)

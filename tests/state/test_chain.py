@@ -86,10 +86,12 @@ def damaged(draw: st.DrawFn) -> bytes:
 
 
 @settings(max_examples=120)
-@given(data=damaged(), chunk=st.sampled_from([64, 700, 1 << 20]))
+@given(data=damaged(), chunk=st.sampled_from([64, 700, 1 << 20]), split=st.sampled_from([0, 1 << 40]))
 def test_the_fast_verdict_is_the_full_verdict(tmp_path_factory: pytest.TempPathFactory,
-                                              monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int) -> None:
+                                              monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int,
+                                              split: int) -> None:
     monkeypatch.setattr(chain, "CHUNK", chunk)
+    monkeypatch.setattr(chain, "SPLIT_BYTES", split)  # 0: two halves at once, whatever the size
     path = tmp_path_factory.mktemp("v") / "steps.jsonl"
     path.write_bytes(data)
     assert chain.verify(path) == reference(data)

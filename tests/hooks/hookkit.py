@@ -27,11 +27,11 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 # Documented output keys per event (claude-code-host.md section 4): top level, then hookSpecificOutput.
 TOP_KEYS: Dict[str, Set[str]] = {
-    "SessionStart": {"hookSpecificOutput"},
+    "SessionStart": {"hookSpecificOutput", "systemMessage"},
     "PreToolUse": {"hookSpecificOutput"},
-    "PostToolUse": {"hookSpecificOutput"},
-    "PostToolUseFailure": {"hookSpecificOutput"},
-    "Stop": {"hookSpecificOutput"},
+    "PostToolUse": {"hookSpecificOutput", "systemMessage"},
+    "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
+    "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
@@ -98,6 +98,8 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
             assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
+    if "systemMessage" in answer:
+        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton "), answer
     return answer
 
 

@@ -8,7 +8,6 @@ Without it git merges the ledger as text: a conflict that ``baton repair`` can m
 
 from __future__ import annotations
 
-import os
 import shlex
 import subprocess
 import sys
@@ -34,7 +33,7 @@ def register(layout: Layout, required: bool = False) -> str:
     """Register the driver for the job's repository; the message to show, or "" when the project is
     not in a git repository (an error instead when ``required``)."""
     try:
-        top = _git(layout.project, "rev-parse", "--show-toplevel")
+        _git(layout.project, "rev-parse", "--show-toplevel")
     except (BatonError, OSError) as exc:
         if required:
             raise BatonError(f"{layout.project} is not inside a git repository ({exc})") from None
@@ -47,8 +46,8 @@ def register(layout: Layout, required: bool = False) -> str:
     if ATTRIBUTE not in lines:
         layout.root.mkdir(parents=True, exist_ok=True)
         attributes.write_text("\n".join([*lines, ATTRIBUTE]) + "\n", encoding="utf-8")
-    return (f"registered baton's merge driver in {os.path.join(top, '.git', 'config')}; {attributes} names it "
-            "for steps.jsonl (each clone runs `baton merge --register` once)")
+    return ("registered baton's merge driver for .baton/steps.jsonl in git (each new clone runs "
+            "`baton merge --register` once)")
 
 
 def merge_files(ours: Path, theirs: Path) -> Merged:

@@ -7,7 +7,6 @@ baton is safe for one writer at a time; everything else works the same.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 try:  # pragma: no cover - the import is what differs between platforms
     import fcntl
@@ -16,11 +15,16 @@ except ImportError:  # pragma: no cover
 
 HAVE_LOCKS = fcntl is not None
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Union
+
 
 class locked:  # noqa: N801 - used as a function: ``with locked(path):``
     """Hold an exclusive lock on ``path`` (created if missing) for the ``with`` block."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Union[str, Path]) -> None:
         self.path, self.fd = path, -1
 
     def __enter__(self) -> None:
@@ -36,7 +40,7 @@ class locked:  # noqa: N801 - used as a function: ``with locked(path):``
         os.close(self.fd)  # closing the descriptor releases the flock
 
 
-def _fsync_dir(folder: Path) -> None:
+def _fsync_dir(folder: str) -> None:
     try:
         fd = os.open(str(folder), os.O_RDONLY)
     except OSError:  # pragma: no cover - directories cannot be opened on Windows
@@ -49,13 +53,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
+def atomic_write(path: Union[str, Path], data: bytes, sync: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 
     Temp file in the same directory, write, flush (and fsync when ``sync``), ``os.replace``,
     fsync the directory. On error the temp file is removed and the original error re-raised.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    folder, name = os.path.split(os.fspath(path))
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "wb") as handle:
             handle.write(data)
@@ -70,10 +75,10 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
             pass
         raise
     if sync:
-        _fsync_dir(path.parent)
+        _fsync_dir(folder or ".")
 
 
-def append_line(path: Path, line: bytes, sync: bool = True, rollback: bool = False) -> int:
+def append_line(path: Union[str, Path], line: bytes, sync: bool = True, rollback: bool = False) -> int:
     """Append one complete line in a single ``write`` call; return the file size after it.
 
     With ``rollback`` (the caller holds the file's lock), a write or fsync that fails part way

@@ -18,12 +18,14 @@ from store.base import durable
 from store.monitor import limits
 from store.monitor.outcomes import read_counters, save_counters
 from store.state import journal
-from store.state.job import Job
+from store.state.location import HOOKS_LOCK
 from store.state.protocol import stop_reason
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Optional, Tuple
+
+    from store.state.job import Job
 
 DEFAULT_BUDGET = 12
 KEEP_SESSIONS = 50
@@ -87,8 +89,8 @@ def decide(job: Job, session: str, transcript: str, background: int = 0) -> Opti
     """The reason to block this stop, or ``None`` to let it happen. ``background``: how many
     background tasks of the session are still running."""
     layout = job.layout
-    layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.hooks_lock):
+    os.makedirs(layout.state_dir, exist_ok=True)
+    with durable.locked(layout.file(HOOKS_LOCK)):
         counters = read_counters(layout)
         counters["turns"] = int(counters.get("turns", 0)) + 1
         try:

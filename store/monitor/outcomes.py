@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
-from store.base import durable
-from store.state.location import Layout
+from store.state.location import COUNTERS, EVENTS, HOOKS_LOCK, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,9 +24,10 @@ KEEP_FILES = 200
 DEFAULTS = {"calls_without_record": 25, "repeated_failures": 3}
 
 
-def _read_json(path: Path) -> Dict[str, Any]:
+def _read_json(path: str) -> Dict[str, Any]:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        with open(path, "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -43,20 +42,24 @@ def shown_path(path: str, project: str) -> str:
 
 
 def read_counters(layout: Layout) -> Dict[str, Any]:
-    return _read_json(layout.counters)
+    return _read_json(layout.file(COUNTERS))
 
 
 def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
     """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
-    durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+    from store.base import durable  # the gate reads counters; only the recorders write them
+
+    durable.atomic_write(layout.file(COUNTERS), json.dumps(counters, separators=(",", ":")).encode(), sync=False)
 
 
 def take_external(layout: Layout, count: int, cap: Optional[float]) -> Optional[int]:
     """Add ``count`` operations that leave the machine to the job's total (``external_ops`` in
     counters.json, the one count every caller shares: the gate for Bash, WebFetch and MCP calls,
     ``baton once`` for its results); None, adding nothing, when that would pass ``cap``."""
-    layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.hooks_lock):
+    from store.base import durable
+
+    os.makedirs(layout.state_dir, exist_ok=True)
+    with durable.locked(layout.file(HOOKS_LOCK)):
         counters = read_counters(layout)
         total = int(counters.get("external_ops", 0)) + count
         if cap and total > cap:
@@ -67,10 +70,12 @@ def take_external(layout: Layout, count: int, cap: Optional[float]) -> Optional[
 
 
 def append_event(layout: Layout, event: Mapping[str, Any]) -> None:
-    path = layout.events
+    from store.base import durable
+
+    path = layout.file(EVENTS)
     try:
-        if path.stat().st_size > EVENTS_CAP:
-            os.replace(path, path.with_name(path.name + ".1"))
+        if os.stat(path).st_size > EVENTS_CAP:
+            os.replace(path, path + ".1")
     except FileNotFoundError:
         pass
     line = json.dumps(event, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
@@ -87,8 +92,10 @@ def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:
 
 def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float]) -> List[str]:
     """Fold one outcome in; return the alerts (for the model) that this outcome crosses."""
-    layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.hooks_lock):
+    from store.base import durable
+
+    os.makedirs(layout.state_dir, exist_ok=True)
+    with durable.locked(layout.file(HOOKS_LOCK)):
         append_event(layout, event)
         c = _fresh_for(read_counters(layout), seq, step)
         c["total_calls"] = int(c.get("total_calls", 0)) + 1

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
-from store.base import durable
-from store.state.location import Layout
+from store.state.location import LEDGER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,25 +29,28 @@ def _now() -> str:
 
 def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = "") -> None:
     """Record that ``hook`` failed; never raises (it runs inside failure handling)."""
-    line = json.dumps({"ts": _now(), "hook": hook, "job": str(layout.root), "error": message[:500]}) + "\n"
-    for folder in (str(layout.root), fallback_dir):
+    from store.base import durable
+
+    job = layout.state_dir
+    line = json.dumps({"ts": _now(), "hook": hook, "job": job, "error": message[:500]}) + "\n"
+    for folder in (job, fallback_dir):
         if not folder or not os.path.isdir(folder):
             continue
         try:
             log = os.path.join(folder, "errors.log")
             if os.path.exists(log) and os.path.getsize(log) > LOG_CAP:
                 os.replace(log, log + ".1")
-            durable.append_line(Path(log), line.encode("utf-8"), sync=False)
-            state = _read_degraded(Path(folder) / "degraded.json")
-            count = int(state.get("count", 0)) + 1 if state and state.get("job") == str(layout.root) else 1
-            info = {"count": count, "ts": _now(), "hook": hook, "job": str(layout.root), "error": message[:200]}
-            durable.atomic_write(Path(os.path.join(folder, "degraded.json")), json.dumps(info).encode(), sync=False)
+            durable.append_line(log, line.encode("utf-8"), sync=False)
+            state = _read_degraded(os.path.join(folder, "degraded.json"))
+            count = int(state.get("count", 0)) + 1 if state and state.get("job") == job else 1
+            info = {"count": count, "ts": _now(), "hook": hook, "job": job, "error": message[:200]}
+            durable.atomic_write(os.path.join(folder, "degraded.json"), json.dumps(info).encode(), sync=False)
             return
         except (OSError, ValueError):
             continue
 
 
-def _read_degraded(path: Path) -> Optional[Dict[str, Any]]:
+def _read_degraded(path: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
             data = json.loads(handle.read().decode("utf-8"))
@@ -61,10 +62,10 @@ def _read_degraded(path: Path) -> Optional[Dict[str, Any]]:
 def read_degraded(layout: Layout, env: Optional[Mapping[str, str]] = None) -> Optional[Dict[str, Any]]:
     """The latest failure of this job: from ``.baton/degraded.json``, or from the plugin data folder's
     when that one is newer and names this job (written there because ``.baton/`` could not be)."""
-    found = _read_degraded(layout.root / "degraded.json")
+    found = _read_degraded(layout.file("degraded.json"))
     spare = (env or {}).get("CLAUDE_PLUGIN_DATA", "")
-    other = _read_degraded(Path(spare) / "degraded.json") if spare else None
-    if other and other.get("job") == str(layout.root) and str(other.get("ts", "")) > str((found or {}).get("ts", "")):
+    other = _read_degraded(os.path.join(spare, "degraded.json")) if spare else None
+    if other and other.get("job") == layout.state_dir and str(other.get("ts", "")) > str((found or {}).get("ts", "")):
         return other
     return found
 
@@ -81,14 +82,14 @@ def degraded_news(layout: Layout, last_record_ts: str, env: Optional[Mapping[str
 def write_problem(layout: Layout) -> str:
     """Why baton cannot write this job's state now (read-only, no permission, disk full), or ``""``.
     A few system calls: cheap enough for every brief."""
-    root = str(layout.root)
+    root = layout.state_dir
     try:
         stats = os.statvfs(root)
     except (OSError, AttributeError):  # no statvfs on Windows
         return ""
     if stats.f_flag & getattr(os, "ST_RDONLY", 1):
         return f"read-only file system: {root}"
-    for path in (root, str(layout.ledger)):
+    for path in (root, layout.file(LEDGER)):
         if os.path.exists(path) and not os.access(path, os.W_OK):
             return f"permission denied: {path}"
     if stats.f_bavail * stats.f_frsize < FREE_MIN:

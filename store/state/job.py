@@ -6,6 +6,7 @@ import os
 
 from store.state import journal
 from store.state.brief import progress
+from store.state.location import PLAN
 from store.state.plan import Plan, Step, load_plan
 
 TYPE_CHECKING = False
@@ -21,7 +22,7 @@ class Job:
 
     def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, quick: bool = True) -> None:
         self.layout, self.env = layout, env
-        self.plan: Plan = load_plan(layout.plan)
+        self.plan: Plan = load_plan(layout.file(PLAN))
         steps = self.plan.ids if quick else None
         loaded = journal.read_state(layout, save=save, steps=steps,
                                     approvals=[s.id for s in self.plan.steps if s.needs_approval])
@@ -48,7 +49,7 @@ class Job:
     @property
     def key_scope(self) -> str:
         """What an approval signature is bound to: the real path of this job's state folder."""
-        return os.path.realpath(str(self.layout.root))
+        return os.path.realpath(self.layout.state_dir)
 
     def approved(self, step_id: str) -> bool:
         return (step_id in self.snap.approvals and self.approval_verdicts.get(step_id) == "valid"

@@ -19,12 +19,11 @@ import os
 import sys
 import time
 
-from store.base import durable
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
-from store.state import attempts, effects, snapshot
+from store.state import snapshot
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_tail, seal
-from store.state.location import Layout
+from store.state.location import LEDGER, SNAPSHOT, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
@@ -77,8 +76,9 @@ def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]]
     too far ahead of the saved snapshot is read quickly from its end (a partial state, exact for
     those steps) while a detached process rebuilds the snapshot; otherwise the snapshot is caught
     up here and, when ``save``, saved back under the lock."""
-    base = snapshot.read_saved(layout.snapshot, layout.ledger)
-    behind = snapshot.ledger_size(layout.ledger) - (base.offset if base is not None else 0)
+    # path strings: a hook reading an up-to-date snapshot needs no pathlib
+    base = snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER))
+    behind = snapshot.ledger_size(layout.file(LEDGER)) - (base.offset if base is not None else 0)
     if base is not None and behind == 0:
         return Loaded(base, 0, False)
     if steps is not None and behind > INLINE_BYTES and _quick_allowed(layout):
@@ -112,6 +112,9 @@ def _caught_up(layout: Layout, base: Optional[Snapshot]) -> Loaded:
 
 
 def _save_if_current(layout: Layout, loaded: Loaded) -> None:
+    from store.base import durable
+    from store.state import effects
+
     try:
         with durable.locked(layout.lock):
             # save what was just built unless a writer moved the ledger on meanwhile
@@ -126,6 +129,8 @@ def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]
     """Make the ledger end on a complete line; return its last record (None when empty). The torn
     bytes go to torn.log when it can be written; on a full or read-only disk they are dropped
     (a torn line was never acknowledged) and a warning says so."""
+    from store.base import durable
+
     try:
         tail = read_tail(layout.ledger)
     except LedgerError as exc:
@@ -160,6 +165,9 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
     read quickly for them (for ``step`` alone when not given) and rebuilt aside. ``sync`` overrides
     ``BATON_FSYNC`` (``baton once`` always makes its records durable); ``guard`` sees the whole
     current state inside the lock and may raise to append nothing."""
+    from store.base import durable
+    from store.state import attempts
+
     warnings: List[str] = []
     try:
         layout.root.mkdir(parents=True, exist_ok=True)
@@ -198,6 +206,9 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
 
 
 def _save_after_append(layout: Layout, snap: Snapshot, warnings: List[str]) -> None:
+    from store.base import durable
+    from store.state import effects
+
     try:
         effects.flush(layout, snap)
         durable.atomic_write(layout.snapshot, snap.to_bytes(), sync=False)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from store.base.values import Frozen
 from store.state.sealing import one_sha256, sealed_intact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Iterator, List, Optional, Tuple
+    from pathlib import Path
+    from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 GENESIS = "0" * 32
 REQUIRED = ("seq", "ts", "step", "status", "prev", "hash")
@@ -85,14 +85,14 @@ class Tail(Frozen):
         self.torn = torn  # bytes after the last newline (empty when the file ends cleanly)
 
 
-def _open(path: Path) -> Optional[int]:
+def _open(path: Union[str, Path]) -> Optional[int]:
     try:
         return os.open(str(path), os.O_RDONLY)
     except FileNotFoundError:
         return None
 
 
-def _named(exc: OSError, path: Path) -> OSError:
+def _named(exc: OSError, path: Union[str, Path]) -> OSError:
     """``exc`` naming ``path`` (a read of an open descriptor fails without a file name)."""
     if exc.filename is None:
         exc.filename = str(path)
@@ -149,7 +149,7 @@ def complete_end(fd: int, size: int, start: int = 0) -> int:
     return start
 
 
-def read_tail(path: Path) -> Tail:
+def read_tail(path: Union[str, Path]) -> Tail:
     """Read only the end of the file: cost independent of the ledger's length."""
     fd = _open(path)
     if fd is None:
@@ -169,7 +169,7 @@ def read_tail(path: Path) -> Tail:
     return Tail(parse_line(last), end, torn)
 
 
-def last_lines(path: Path, count: int) -> Tuple[int, int, bytes]:
+def last_lines(path: Union[str, Path], count: int) -> Tuple[int, int, bytes]:
     """(where the last ``count`` complete lines start, where they end, the torn tail after them)."""
     fd = _open(path)
     if fd is None:
@@ -185,7 +185,7 @@ def last_lines(path: Path, count: int) -> Tuple[int, int, bytes]:
         os.close(fd)
 
 
-def iter_records(path: Path, start: int, end: int) -> Iterator[Dict[str, Any]]:
+def iter_records(path: Union[str, Path], start: int, end: int) -> Iterator[Dict[str, Any]]:
     """The records of the complete lines between ``start`` and ``end``, streaming; lines that are
     not valid records are skipped (``verify`` names them)."""
     for offset, raw, complete in iter_lines(path, start):
@@ -197,13 +197,13 @@ def iter_records(path: Path, start: int, end: int) -> Iterator[Dict[str, Any]]:
             continue
 
 
-def read_last(path: Path, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
+def read_last(path: Union[str, Path], count: int) -> Tuple[List[Dict[str, Any]], bytes]:
     """The last ``count`` complete records (oldest first) and the torn tail, reading backwards."""
     start, end, torn = last_lines(path, count)
     return (list(iter_records(path, start, end)) if count > 0 else []), torn
 
 
-def iter_lines(path: Path, start: int = 0) -> Iterator[Tuple[int, bytes, bool]]:
+def iter_lines(path: Union[str, Path], start: int = 0) -> Iterator[Tuple[int, bytes, bool]]:
     """Yield ``(offset, line without newline, complete)`` from byte ``start``, streaming."""
     try:
         handle = open(path, "rb")
@@ -229,7 +229,7 @@ def check_link(record: Dict[str, Any], prev: Optional[Dict[str, Any]]) -> None:
         raise LedgerError(f"seq is {record['seq']}, expected {want_seq} (lines removed or reordered)")
 
 
-def read_at(path: Path, offset: int, limit: int = 16 * 1024 * 1024) -> Optional[Dict[str, Any]]:
+def read_at(path: Union[str, Path], offset: int, limit: int = 16 * 1024 * 1024) -> Optional[Dict[str, Any]]:
     """The record whose line starts at byte ``offset`` (found through the snapshot, so one read,
     not a scan); ``None`` when there is no complete, valid line there."""
     try:

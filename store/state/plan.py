@@ -11,8 +11,6 @@ the file, the step and the field.
 from __future__ import annotations
 
 import json
-import math
-from pathlib import Path
 
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
@@ -20,7 +18,8 @@ from store.state.rules import Rule, RuleError, parse_rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
+    from pathlib import Path
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple, Union
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
@@ -188,7 +187,9 @@ def _limits(raw: Any, source: str) -> Dict[str, float]:
             raise PlanError(f"{where}: unknown limit (known: {', '.join(LIMITS)})")
         number_ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if number_ok and isinstance(value, float):
-            number_ok = math.isfinite(value)  # json accepts NaN and Infinity; neither is a limit
+            from math import isfinite  # on first use: most limits are whole numbers
+
+            number_ok = isfinite(value)  # json accepts NaN and Infinity; neither is a limit
         if not number_ok or value <= 0 or (key not in FLOAT_LIMITS and not isinstance(value, int)):
             kind = "a positive number" if key in FLOAT_LIMITS else "a positive whole number"
             raise PlanError(f"{where}: expected {kind}, got {value!r}")
@@ -227,10 +228,11 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     return Plan(steps, job, limits, protect, rules, source, effects)
 
 
-def load_plan(path: Path) -> Plan:
+def load_plan(path: Union[str, Path]) -> Plan:
     """Read and validate ``path``. A missing file, bad JSON or a bad field raises :class:`PlanError`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
             from None

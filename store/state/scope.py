@@ -38,10 +38,11 @@ def scope_of(plan: Plan, step: Step) -> Dict[str, Any]:
 
 
 def digest(body: Mapping[str, Any]) -> str:
-    from hashlib import sha256
+    from store.state.sealing import sha256_maker  # the built-in SHA-256: no OpenSSL to load
 
     payload = {k: body.get(k) for k in ("step", "job")}
-    return sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()[:32]
+    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    return str(sha256_maker()(text.encode("utf-8")).hexdigest()[:32])
 
 
 def _wider_list(name: str, was: Any, now: Any) -> List[str]:

@@ -9,15 +9,16 @@ one that saw none gets the resume protocol too. Bounded: the brief is, and so is
 
 from __future__ import annotations
 
-import hashlib
 import json
+import os
 
 from store.base import durable
+from store.state.location import HOOKS_LOCK
 from store.state.protocol import HEADER, session_context
+from store.state.sealing import sha256_maker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Dict, Optional
 
     from store.state.location import Layout
@@ -29,16 +30,17 @@ AFTER_RECORD = ("NEXT", "RETRY", "WAITING", "LEFT RUNNING", "STORE", "DEGRADED",
 
 
 def fingerprint(brief: str) -> str:
-    return hashlib.sha256(brief.encode("utf-8", "replace")).hexdigest()[:24]
+    return str(sha256_maker()(brief.encode("utf-8", "replace")).hexdigest()[:24])  # no OpenSSL to load
 
 
-def _path(layout: Layout) -> Path:
-    return layout.root / NAME
+def _path(layout: Layout) -> str:
+    return layout.file(NAME)
 
 
 def _read(layout: Layout) -> Dict[str, Any]:
     try:
-        data = json.loads(_path(layout).read_bytes().decode("utf-8"))
+        with open(_path(layout), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -52,10 +54,10 @@ def last_seen(layout: Layout, session: str) -> Optional[str]:
 def mark(layout: Layout, session: str, brief: str) -> None:
     """Remember that ``session``'s model has now seen ``brief``. Best effort: where the file cannot
     be written, the brief is only given again, so a failure here must not cost the brief itself."""
-    if not layout.root.is_dir():
+    if not os.path.isdir(layout.state_dir):
         return
     try:
-        with durable.locked(layout.hooks_lock):
+        with durable.locked(layout.file(HOOKS_LOCK)):
             data = _read(layout)
             data.pop(session or "-", None)  # re-insert last: the oldest session is dropped first
             data[session or "-"] = fingerprint(brief)

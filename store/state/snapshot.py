@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from store.base.values import Value
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Optional, Sequence
+    from pathlib import Path
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 VERSION = 3  # 2: baton once and session costs; 3: end_mark, checked fields
 MARK_BYTES = 64  # the ledger's last bytes kept in ``end_mark``: enough to hold the last record's hash
@@ -152,9 +152,9 @@ class Snapshot(Value):
 
 def key_digest(key: str) -> str:
     """The name of a ``baton once`` key in the index: 32 hex digits of its SHA-256."""
-    from hashlib import sha256
+    from store.state.sealing import sha256_maker
 
-    return sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return str(sha256_maker()(key.encode("utf-8", "surrogatepass")).hexdigest()[:32])
 
 
 def checkpoint_refs(record: Dict[str, Any], at: int) -> Dict[str, Any]:
@@ -243,7 +243,7 @@ class Loaded(Value):
         self.unresolved = tuple(unresolved)  # plan steps the quick read had no time to look for
 
 
-def catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
+def catch_up(snap: Snapshot, ledger: Union[str, Path], start: int) -> int:
     """Apply complete lines from ``start``; return the torn tail's length. From ``start`` > 0 a line
     that does not chain on raises :class:`LedgerError` (the snapshot is not this ledger's); from 0,
     damaged lines are noted in ``problems`` and skipped."""
@@ -277,7 +277,7 @@ def catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
     return 0
 
 
-def matches(snap: Snapshot, ledger: Path) -> bool:
+def matches(snap: Snapshot, ledger: Union[str, Path]) -> bool:
     """True when the ledger still holds the snapshot's ``end_mark`` bytes just before its offset
     (one small read: a ledger replaced by another one, even of the same size, fails)."""
     if not snap.offset:
@@ -294,23 +294,24 @@ def matches(snap: Snapshot, ledger: Path) -> bool:
         os.close(fd)
 
 
-def read_saved(snapshot_path: Path, ledger: Path) -> Optional[Snapshot]:
+def read_saved(snapshot_path: Union[str, Path], ledger: Union[str, Path]) -> Optional[Snapshot]:
     """The saved snapshot when it validates and :func:`matches` the ledger; ``None`` otherwise."""
     try:
-        snap = Snapshot.from_bytes(snapshot_path.read_bytes())
+        with open(snapshot_path, "rb") as handle:
+            snap = Snapshot.from_bytes(handle.read())
     except OSError:
         return None
     return snap if snap is not None and matches(snap, ledger) else None
 
 
-def ledger_size(ledger: Path) -> int:
+def ledger_size(ledger: Union[str, Path]) -> int:
     try:
-        return ledger.stat().st_size
+        return os.stat(ledger).st_size
     except FileNotFoundError:
         return 0
 
 
-def load(snapshot_path: Path, ledger: Path) -> Loaded:
+def load(snapshot_path: Union[str, Path], ledger: Union[str, Path]) -> Loaded:
     """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
     snap = read_saved(snapshot_path, ledger)
     if snap is not None:
@@ -326,7 +327,7 @@ def load(snapshot_path: Path, ledger: Path) -> Loaded:
     return rebuild(ledger)
 
 
-def rebuild(ledger: Path) -> Loaded:
+def rebuild(ledger: Union[str, Path]) -> Loaded:
     """A snapshot made from the whole ledger: the slow path, taken once when the cache is lost."""
     fresh = Snapshot()
     torn = catch_up(fresh, ledger, 0)

@@ -12,7 +12,7 @@ import re
 from collections import Counter
 
 from store.gate import patterns
-from store.gate.call import CHAINING, refuse
+from store.gate.call import chains, refuse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def once_inner(argv: Sequence[str]) -> str:
 
 def lone_once_inner(command: str, scan: Scan) -> str:
     """The command a lone ``baton once`` runs, for matching the step's ``bash`` patterns."""
-    if len(scan.baton) != 1 or not ONCE.match(" ".join(command.split())) or CHAINING.search(command):
+    if len(scan.baton) != 1 or not ONCE.match(" ".join(command.split())) or chains(command):
         return ""
     return once_inner(scan.baton[0])
 

@@ -17,7 +17,6 @@ import os
 from store.base import paths as scope
 from store.gate.call import WRITE_TOOLS, Call, Rules, refuse, tools_check
 from store.gate.files import decide_write
-from store.monitor import limits, outcomes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,6 +88,8 @@ def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
 def count_external(job: Job, call: Call) -> Optional[str]:
     """Count the operations ``call`` sends out (``limits.external_ops``); refuse once the job's
     limit would be passed. The count lives in counters.json (``store.monitor.outcomes``)."""
+    from store.monitor import outcomes
+
     cap = job.plan.limits.get("external_ops")
     if outcomes.take_external(job.layout, call.external, cap) is not None:
         return None
@@ -113,6 +114,8 @@ def _already_changed(call: Call, counters: Mapping[str, Any]) -> bool:
     raw = call.input.get(WRITE_TOOLS.get(call.tool, ""))
     if not isinstance(raw, str) or not raw:
         return False
+    from store.monitor import outcomes
+
     return outcomes.shown_path(os.path.join(call.cwd, raw), call.project) in counters.get("changed", ())
 
 
@@ -126,6 +129,8 @@ def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
                            "tell which step is NEXT yet; only reading is allowed until it has. Try again in a minute.")
     if nxt is not None and job.waiting_for_approval():
         return waiting_reason(nxt)
+    from store.monitor import limits, outcomes  # a job's calls only: a project without one needs neither
+
     counters = outcomes.read_counters(job.layout)
     hit = limits.reached(job.plan.limits, job.snap, counters)
     if hit:

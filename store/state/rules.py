@@ -30,7 +30,7 @@ DEFAULT_CHECKS: Tuple[Tuple[str, str], ...] = (
 )
 BUILTIN_CHECKERS = ("python", "json", "toml", "shell", "notebook")
 _BY_SUFFIX = {"py": "python", "json": "json", "toml": "toml", "sh": "shell", "bash": "shell", "ipynb": "notebook"}
-_HOST = re.compile(r"(?:\*\.)?[a-z0-9_*?-]+(?:\.[a-z0-9_*?-]+)*\.?\Z|\[?[0-9a-f:.]+\]?\Z")
+_HOST = r"(?:\*\.)?[a-z0-9_*?-]+(?:\.[a-z0-9_*?-]+)*\.?\Z|\[?[0-9a-f:.]+\]?\Z"  # compiled on first use
 
 
 class RuleError(BatonError):
@@ -127,7 +127,7 @@ def _value(kind: str, item: Dict[str, Any], where: str) -> Any:
     if kind == "protect_branches":
         return _strings(value, where, lambda b: not any(c.isspace() or c in "~^:\\" for c in b))
     if kind == "allow_hosts":
-        return tuple(h.lower().rstrip(".") for h in _strings(value, where, lambda h: _HOST.match(h.lower())))
+        return tuple(h.lower().rstrip(".") for h in _strings(value, where, lambda h: re.match(_HOST, h.lower())))
     if kind == "deny_content":
         return _content(value, where)
     return _checks(value, where)

@@ -8,16 +8,14 @@ from __future__ import annotations
 import os
 
 from hooks.context import layout_for, session_of
-from store.monitor import outcomes
-from store.state import journal, seen
-from store.state.job import Job
-from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional
 
     from store.monitor.checks import Outcome
+    from store.state.job import Job
+    from store.state.location import Layout
 
 PATH_FIELDS = ("file_path", "notebook_path")
 
@@ -29,10 +27,12 @@ def _first_line(text: Any, limit: int = 160) -> str:
 
 def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layout: Layout,
                         home: str, ok: bool) -> tuple[str, List[str]]:
+    from store.monitor.outcomes import shown_path
+
     for key in PATH_FIELDS:
         raw = tool_input.get(key)
         if isinstance(raw, str) and raw:
-            shown = outcomes.shown_path(os.path.join(cwd, raw), str(layout.project))
+            shown = shown_path(os.path.join(cwd, raw), layout.project_dir)
             return shown, [shown] if ok else []
     command = tool_input.get("command")
     if isinstance(command, str):
@@ -41,7 +41,7 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
             return words, []
         from store.shell import analyse
 
-        return words, [outcomes.shown_path(w, str(layout.project)) for w in analyse(command, cwd, home).writes][:20]
+        return words, [shown_path(w, layout.project_dir) for w in analyse(command, cwd, home).writes][:20]
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
 
 
@@ -53,9 +53,10 @@ def _check(layout: Layout, job: Job, tool: str, tool_input: Mapping[str, Any], c
             r.kind == "check_after_write" for r in job.plan.rules):
         return None
     from store.monitor import checks
+    from store.monitor.outcomes import shown_path
 
     real = os.path.realpath(os.path.join(cwd, os.path.expanduser(str(raw))))
-    shown = outcomes.shown_path(real, str(layout.project))
+    shown = shown_path(real, layout.project_dir)
     outcome = checks.after_write(layout, job.plan.rules, real, shown, step, env.get("HOME", ""))
     return outcome if outcome is not None and not outcome.ok else None
 
@@ -82,6 +83,7 @@ def _next_after_record(payload: Mapping[str, Any], job: Job, cwd: str, env: Mapp
     if not _runs_baton_record(command, cwd, env.get("HOME", "")):
         return []
     from store.monitor.limits import job_news
+    from store.state import seen
 
     session = session_of(payload, env)
     brief = job.brief(session, job_news(job))
@@ -93,12 +95,16 @@ def _next_after_record(payload: Mapping[str, Any], job: Job, cwd: str, env: Mapp
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     event = str(payload.get("hook_event_name"))
     layout = layout_for(payload, env)
-    if not layout.plan.exists():
+    if not layout.has_plan():
         return None
+    from store.monitor import outcomes
+    from store.state.job import Job
+    from store.state.journal import now_iso
+
     job = Job(layout, env)
     tool = str(payload.get("tool_name") or "?")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(layout.project)
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else layout.project_dir
     ok = event == "PostToolUse"
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
@@ -106,7 +112,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     checked = _check(layout, job, tool, tool_input or {}, str(cwd), env, step) if ok and changed else None
     if checked is not None:
         ok, error = False, _first_line(f"check failed: {checked.output}")
-    record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
+    record = {"ts": now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed}
     alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
     if checked is not None:

@@ -12,7 +12,6 @@ from hooks.adapter import PayloadError, deny
 from hooks.context import layout_for
 from store.gate import policy
 from store.gate.call import Call
-from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,12 +24,14 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         raise PayloadError("tool_name or tool_input missing or of the wrong type")
     layout = layout_for(payload, env)
     cwd = payload.get("cwd")
-    cwd = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else str(layout.project)
+    cwd = cwd if isinstance(cwd, str) and os.path.isabs(cwd) else layout.project_dir
     home = env.get("HOME") or os.path.expanduser("~")
-    call = Call(tool, tool_input, cwd, str(layout.project), str(layout.root), home, env)
-    if not layout.plan.exists():
+    call = Call(tool, tool_input, cwd, layout.project_dir, layout.state_dir, home, env)
+    if not layout.has_plan():
         reason = policy.decide(call, None, None, None)
     else:
+        from store.state.job import Job  # only where there is a job
+
         job = Job(layout, env)
         reason = policy.decide(call, job.plan, job.next, policy.read_only_reason(job, call))
         if reason is None and call.external:

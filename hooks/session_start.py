@@ -3,11 +3,6 @@
 from __future__ import annotations
 
 from hooks.context import layout_for
-from store.base.errors import BatonError
-from store.base.text import one_line
-from store.state import seen
-from store.state.job import Job
-from store.state.protocol import session_context
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,11 +14,18 @@ PLAN_ERROR = 240  # a plan error names a field; a 20,000-character field name mu
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     layout = layout_for(payload, env)
-    if not layout.plan.exists():
-        return None  # no job here: say nothing
+    if not layout.has_plan():
+        return None  # no job here: say nothing, having imported nothing more
+    from store.base.errors import BatonError
+    from store.state import seen
+    from store.state.job import Job
+    from store.state.protocol import session_context
+
     try:
         job = Job(layout, env)
     except BatonError as exc:  # a broken plan is news the model must pass on to the person
+        from store.base.text import one_line
+
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:

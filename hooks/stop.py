@@ -12,12 +12,12 @@ loop, since no continuation can be counted: at most one per stop.
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
-from store.monitor import loop
-from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
+
+    from store.state.job import Job
 
 
 def running_in_background(payload: Mapping[str, Any]) -> int:
@@ -32,8 +32,11 @@ def running_in_background(payload: Mapping[str, Any]) -> int:
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     layout = layout_for(payload, env)
-    if not layout.plan.exists():
+    if not layout.has_plan():
         return None
+    from store.monitor import loop
+    from store.state.job import Job
+
     transcript = payload.get("transcript_path")
     job = Job(layout, env)
     try:

@@ -75,6 +75,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         answered = _command(prompt, layout, env_for(payload, env))
         if answered is not None:
             return answered
-    if not layout.plan.exists():
+    if not layout.has_plan():
         return None  # no job here: answer before importing anything more
     return _fresh_brief(payload, env, layout)

@@ -69,6 +69,8 @@ def glob_match(path: str, pattern: str) -> bool:
         pattern = pattern[2:]
     if not pattern:
         return False
+    if "*" not in pattern and "?" not in pattern:  # what the regex would say, without compiling one per call
+        return path == pattern or path.startswith(pattern + "/")
     return _regex(pattern).fullmatch(path) is not None
 
 

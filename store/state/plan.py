@@ -126,7 +126,8 @@ def check_id(value: Any, where: str) -> str:
         raise PlanError(f"{where}: must be non-empty without leading or trailing spaces")
     if len(value) > MAX_ID:
         raise PlanError(f"{where}: longer than {MAX_ID} characters")
-    if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
+    # printable text has none (the hooks parse every id on every call: the test per character is the slow part)
+    if not value.isprintable() and any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
         raise PlanError(f"{where}: contains a control character")
     return value
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from store.base import paths as scope
@@ -60,6 +60,20 @@ def test_a_folder_glob_covers_exactly_the_folder_and_below(path: str, folder: st
     expected = path == folder or path.startswith(folder + "/")
     assert scope.glob_match(path, f"{folder}/**") is expected
     assert scope.glob_match(path, f"{folder}/") is expected
+
+
+@given(path=REL, cut=st.integers(0, 40), extra=st.sampled_from(["", "/", "/**", "x", " ", "./", "/x"]))
+def test_a_pattern_without_wildcards_matches_as_its_regex_does(path: str, cut: int, extra: str) -> None:
+    """glob_match answers such patterns without compiling a regex; the answer is the regex's.
+    The patterns are cut from the path, so that prefixes, near misses and folders all come up."""
+    pattern = ("./" if extra == "./" else "") + path[:cut] + ("" if extra == "./" else extra)
+    assume("*" not in pattern and "?" not in pattern)
+    cleaned = pattern.strip()
+    while cleaned.endswith("/**") or cleaned.endswith("/"):
+        cleaned = cleaned[:-3] if cleaned.endswith("/**") else cleaned[:-1]
+    cleaned = cleaned[2:] if cleaned.startswith("./") else cleaned
+    regex = cleaned != "" and scope._compile(cleaned).fullmatch(path) is not None
+    assert scope.glob_match(path, pattern) is regex
 
 
 @given(path=REL)

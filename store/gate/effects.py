@@ -11,6 +11,7 @@ import os
 import re
 from collections import Counter
 
+from store.base.regex import lazy
 from store.gate import patterns
 from store.gate.call import chains, refuse
 
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
     from store.shell.report import Scan
 
-ONCE = re.compile(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
+ONCE = lazy(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
 
 
 def once_inner(argv: Sequence[str]) -> str:

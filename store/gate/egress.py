@@ -11,8 +11,7 @@ passes): one per network command in a Bash call, one per WebFetch or MCP call.
 
 from __future__ import annotations
 
-import re
-
+from store.base.regex import lazy
 from store.gate.call import refuse
 from store.gate.netcmds import Context, destinations
 from store.gate.urls import url_host
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from store.shell.report import Scan
     from store.state.hosts import HostPolicy
 
-_NET_ENV = re.compile(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
+_NET_ENV = lazy(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
                       r"|SSH_|CURL_|WGET|HOME\Z|XDG_CONFIG_HOME\Z|HOSTALIASES\Z|RES_OPTIONS\Z|LOCALDOMAIN\Z)")
 
 

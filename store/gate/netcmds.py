@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import re
 
+from store.base.regex import lazy
 from store.gate.gitargs import GitCall, Unreadable
 from store.gate.remotecmds import options, rsync, scp, ssh
 from store.gate.repo import RepoError
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     Dest = Tuple[Optional[str], str]
 
 HOLE = "\0"  # a word known only at run time, where publishing tools read their arguments
-_URL_IN_TEXT = re.compile(r"\b([a-z][a-z0-9+.-]*)://[^\s'\"<>`]+", re.I)
+_URL_IN_TEXT = lazy(r"\b([a-z][a-z0-9+.-]*)://[^\s'\"<>`]+", re.I)
 _GIT_NET = frozenset(("push", "fetch", "pull", "clone", "ls-remote", "archive", "remote", "submodule", "send-email",
                       "fetch-pack", "send-pack", "request-pull"))
 

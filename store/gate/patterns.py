@@ -15,7 +15,8 @@ whole command, whitespace collapsed, as in baton 0.1.0.
 from __future__ import annotations
 
 import fnmatch
-import re
+
+from store.base.regex import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,9 +24,9 @@ if TYPE_CHECKING:
 
     from store.shell.report import Invocation, Scan
 
-_WILD = re.compile(r"[*?\[]")
-_OPERATORS = re.compile(r"[|;&<>]")
-_TOKEN = re.compile(r"[A-Za-z0-9_.+-]+")
+_WILD = lazy(r"[*?\[]")
+_OPERATORS = lazy(r"[|;&<>]")
+_TOKEN = lazy(r"[A-Za-z0-9_.+-]+")
 
 
 def hit(pattern: str, command: str, scan: Scan) -> Optional[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.state.hosts import normal_host
 
 TYPE_CHECKING = False
@@ -16,8 +17,8 @@ if TYPE_CHECKING:
     from typing import Optional
 
 LOCAL = ""
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
-_HOST = re.compile(r"[A-Za-z0-9._~%-]+\Z|[0-9A-Fa-f:.]+\Z")
+_SCHEME = lazy(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
+_HOST = lazy(r"[A-Za-z0-9._~%-]+\Z|[0-9A-Fa-f:.]+\Z")
 
 
 def url_host(text: str, glob: bool = False, bare: bool = False) -> Optional[str]:

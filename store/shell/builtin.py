@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.shell.variables import word_value
 from store.shell.words import LITERAL, Word, getopt
 
@@ -18,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from store.shell.contract import Command, Handler
 
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
+_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 # shopt options that only change globbing, matching, messages or the interactive shell
 _SHOPT_SAFE = frozenset(
     """autocd checkhash checkjobs checkwinsize cmdhist compat31 compat32 compat40 compat41 compat42 compat43

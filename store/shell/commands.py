@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.shell import builtin as shellbuiltins
 from store.shell import programs as shellprog
 from store.shell import writers as shellwrite
@@ -41,8 +42,8 @@ PURE = frozenset(
 )
 SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/",
                "/opt/homebrew/bin/")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
-_URL_RUNS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")  # transport helpers: ext::CMD, fd::, any helper::
+_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_URL_RUNS = lazy(r"[A-Za-z][A-Za-z0-9+.-]*::")  # transport helpers: ext::CMD, fd::, any helper::
 _GIT_READS = frozenset(
     """status log diff show rev-parse ls-files grep blame shortlog describe rev-list cat-file ls-tree ls-remote
     merge-base name-rev show-ref for-each-ref whatchanged diff-tree diff-files diff-index var check-ignore

@@ -10,7 +10,7 @@ scripts use (``dir``, ``OUT``, ``COUNT``) are not listed: the scanner follows th
 
 from __future__ import annotations
 
-import re
+from store.base.regex import lazy
 
 # exact names: bash itself (PATH lookup, cd, prompts and traces, startup files) and programs' config
 _NAMES = frozenset(
@@ -21,12 +21,12 @@ _NAMES = frozenset(
     JQ_LIBRARY_PATH GZIP BZIP2 ZSTD_CLEVEL LESS MORE TZDIR FUNCNEST PERL5LIB RUBYLIB CLASSPATH""".split()
 )
 # prefixes and suffixes of families: the dynamic loader, git, less, tar, interpreters, options, proxies
-_PATTERN = re.compile(
+_PATTERN = lazy(
     r"(?:LD_|DYLD_|GIT_|BASH_FUNC_|BASH|LESS|TAR_|PYTHON|NODE_|NPM_|PERL|RUBY|JAVA_|_JAVA_|GLIBC_|MALLOC_|XDG_"
     r"|SSH_|CURL_|GREP_|COMP_|READLINE_|HIST)"
     r"|(?:_OPTIONS|_OPTS|_OPT|_CONFIG|_COMMAND|_PROGRAM|_PAGER|_EDITOR|_ASKPASS)\Z",
 )
-_PROXY = re.compile(r"(?i)proxy|\Anpm_config_|\Ayarn_|\Apip_")
+_PROXY = lazy(r"(?i)proxy|\Anpm_config_|\Ayarn_|\Apip_")
 # harmless ones that the patterns above would catch
 _HARMLESS = frozenset(
     """PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONUTF8 PYTHONWARNINGS

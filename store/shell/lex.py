@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.shell.words import Arith, Builder, Op, Place, Redir, Word, ansi_c
 
 TYPE_CHECKING = False
@@ -14,16 +15,16 @@ MAX_NEST = 12
 _OPS = (";;&", ";;", ";&", "&&", "||", "|&", ";", "&", "|", "(", ")")
 _REDIRS = ("&>>", "<<<", "<<-", "&>", "<<", "<>", "<&", ">>", ">|", ">&", "<", ">")
 _OPERATOR_START = frozenset(";&|()<>0123456789{")
-_PLAIN = re.compile(r"[^ \t\n;&|()<>\\'\"$`*?\[{}~]+")
-_DQ_PLAIN = re.compile(r"[^\"\\$`]+")
-_DOC_PLAIN = re.compile(r"[^\\$`]+")
-_FD = re.compile(r"(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})(?=[<>])")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
-_PARAM = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\Z")
-_BRACKET = re.compile(r"\[[^ \t\n;&|()<>]*\]")
-_TILDE = re.compile(r"~[A-Za-z0-9._+-]*(?=[/ \t\n;&|()<>:]|\Z)")
-_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
-_ASSIGN_TILDE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=(?:.*:)?\Z")
+_PLAIN = lazy(r"[^ \t\n;&|()<>\\'\"$`*?\[{}~]+")
+_DQ_PLAIN = lazy(r"[^\"\\$`]+")
+_DOC_PLAIN = lazy(r"[^\\$`]+")
+_FD = lazy(r"(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})(?=[<>])")
+_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]")
+_PARAM = lazy(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\Z")
+_BRACKET = lazy(r"\[[^ \t\n;&|()<>]*\]")
+_TILDE = lazy(r"~[A-Za-z0-9._+-]*(?=[/ \t\n;&|()<>:]|\Z)")
+_ARRAY = lazy(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
+_ASSIGN_TILDE = lazy(r"[A-Za-z_][A-Za-z0-9_]*\+?=(?:.*:)?\Z")
 
 
 def tokenize(text: str) -> tuple[list[Token], list[str]]:

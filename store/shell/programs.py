@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.shell.words import Word, getopt
 
 TYPE_CHECKING = False
@@ -32,7 +33,7 @@ _TOOLS = frozenset(
 )
 _TOOL_READS = frozenset(("pip list", "pip show", "pip freeze", "pip3 list", "pip3 show", "pip3 freeze", "npm ls",
                          "npm list", "npm view", "go version", "go env", "go list", "cargo tree"))
-PYTHON = re.compile(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?\Z")
+PYTHON = lazy(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?\Z")
 _AWK_SAFE = frozenset(("-F", "-v", "-e", "--field-separator", "--assign", "--source", "-b", "-c", "-n", "-N", "-P",
                        "-r", "-s", "-S", "-t", "-M", "-O", "--posix", "--traditional", "--lint", "--sandbox",
                        "--version", "--help"))

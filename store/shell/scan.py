@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
 from store.shell.command import Call, Command, clean
 from store.shell.environment import changes_programs
 from store.shell.grammar import Walker
@@ -46,11 +47,11 @@ MAX_LENGTH = 100_000
 MAX_DEPTH = 10  # nested shells, evals, substitutions and function calls
 MAX_WORK = 20_000  # simple commands analysed, loops and calls included
 _WRITE_REDIRS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
-_NOT_FILES = re.compile(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)\Z|/proc/self/fd/[0-9]+\Z")
-_SOCKET = re.compile(r"/dev/(tcp|udp)/")
-ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
-_SIMPLE_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
-_ARITH_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+_NOT_FILES = lazy(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)\Z|/proc/self/fd/[0-9]+\Z")
+_SOCKET = lazy(r"/dev/(tcp|udp)/")
+ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
+_SIMPLE_VAR = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
+_ARITH_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
                            r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH_TESTS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 _WHY = {"glob": "uses a glob", "var": "uses a variable", "sub": "uses command substitution",

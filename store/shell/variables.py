@@ -12,8 +12,7 @@ cannot set (each Bash call starts a fresh shell), so evaluating it is safe.
 
 from __future__ import annotations
 
-import re
-
+from store.base.regex import lazy
 from store.shell.words import LITERAL
 
 TYPE_CHECKING = False
@@ -23,10 +22,10 @@ if TYPE_CHECKING:
     from store.shell.words import Word
 
 NUMBER = "0"  # the value of an assignment whose result is a number ($(( )), let, ${#x})
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_POSITIONAL = re.compile(r"\$\{?([0-9]+|[@*])")
-_PARAM_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
-_SAFE_TEXT = re.compile(r"[A-Za-z0-9_ \t+\-*/%<>=!&|^~?:,().#]*\Z")
+_IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
+_POSITIONAL = lazy(r"\$\{?([0-9]+|[@*])")
+_PARAM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
+_SAFE_TEXT = lazy(r"[A-Za-z0-9_ \t+\-*/%<>=!&|^~?:,().#]*\Z")
 # set by the shell from data the command controls (the last argument, read input, cd targets...)
 ALWAYS = frozenset(
     "_ REPLY MAPFILE OPTARG BASH_REMATCH BASH_COMMAND BASH_ARGV BASH_ARGC BASH_EXECUTION_STRING PWD OLDPWD "

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import re
 
+from store.base.regex import lazy
+
 LITERAL = ("lit", "qlit", "brace")  # part kinds whose text is the word's own text
 _KEEP_START = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time"))
-_ANSI = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_ANSI = lazy(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 

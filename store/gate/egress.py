@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from store.base.regex import lazy
 from store.gate.call import refuse
-from store.gate.netcmds import Context, destinations
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False
@@ -24,7 +23,7 @@ if TYPE_CHECKING:
     from store.state.hosts import HostPolicy
 
 _NET_ENV = lazy(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
-                      r"|SSH_|CURL_|WGET|HOME\Z|XDG_CONFIG_HOME\Z|HOSTALIASES\Z|RES_OPTIONS\Z|LOCALDOMAIN\Z)")
+                r"|SSH_|CURL_|WGET|HOME\Z|XDG_CONFIG_HOME\Z|HOSTALIASES\Z|RES_OPTIONS\Z|LOCALDOMAIN\Z)")
 
 
 class Egress:
@@ -35,6 +34,8 @@ class Egress:
 
 
 def bash(scan: Scan, policy: Optional[HostPolicy], project: str, home: str, env: Mapping[str, str]) -> Egress:
+    from store.gate.netcmds import Context, destinations  # Bash only: WebFetch and MCP calls need none of it
+
     count, refusal = 0, None
     for inv in scan.invocations:
         found: List[Tuple[Optional[str], str]] = []

@@ -52,7 +52,7 @@ _SOCKET = lazy(r"/dev/(tcp|udp)/")
 ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 _SIMPLE_VAR = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
 _ARITH_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
-                           r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
+                     r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
 _ARITH_TESTS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 _WHY = {"glob": "uses a glob", "var": "uses a variable", "sub": "uses command substitution",
         "psub": "uses process substitution", "arith": "uses arithmetic", "tilde": "uses ~user",

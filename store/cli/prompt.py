@@ -158,7 +158,7 @@ def no_job(layout: Layout, env: Mapping[str, str]) -> str:
 
 def run(name: str, args: str, layout: Layout, env: Mapping[str, str], bare: bool = False) -> str:
     """The text to show the person; a mistake becomes a one-line explanation, not an exception."""
-    if not layout.plan.exists() and not (name == "plan" and args):
+    if not layout.has_plan() and not (name == "plan" and args):
         return no_job(layout, env)
     try:
         if bare and name == "record":

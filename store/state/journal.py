@@ -23,7 +23,7 @@ from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
 from store.state import snapshot
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_tail, seal
-from store.state.location import LEDGER, SNAPSHOT, Layout
+from store.state.location import LEDGER, LOCK, SNAPSHOT, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
@@ -104,11 +104,11 @@ def _caught_up(layout: Layout, base: Optional[Snapshot]) -> Loaded:
     if base is not None:
         before = base.offset
         try:
-            torn = snapshot.catch_up(base, layout.ledger, before)
+            torn = snapshot.catch_up(base, layout.file(LEDGER), before)
             return Loaded(base, torn, base.offset != before)
         except LedgerError:
             pass
-    return snapshot.rebuild(layout.ledger)
+    return snapshot.rebuild(layout.file(LEDGER))
 
 
 def _save_if_current(layout: Layout, loaded: Loaded) -> None:
@@ -116,11 +116,11 @@ def _save_if_current(layout: Layout, loaded: Loaded) -> None:
     from store.state import effects
 
     try:
-        with durable.locked(layout.lock):
+        with durable.locked(layout.file(LOCK)):
             # save what was just built unless a writer moved the ledger on meanwhile
-            if snapshot.ledger_size(layout.ledger) == loaded.snapshot.offset + loaded.torn:
+            if snapshot.ledger_size(layout.file(LEDGER)) == loaded.snapshot.offset + loaded.torn:
                 effects.flush(layout, loaded.snapshot)
-                durable.atomic_write(layout.snapshot, loaded.snapshot.to_bytes(), sync=False)
+                durable.atomic_write(layout.file(SNAPSHOT), loaded.snapshot.to_bytes(), sync=False)
     except OSError:
         pass  # a read-only or full store still answers; the snapshot is only a cache
 

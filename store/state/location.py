@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 STATE_NAME = ".baton"
 # the files the hooks read on every call, by name (``Layout.file``)
-PLAN, LEDGER, SNAPSHOT, COUNTERS, HOOKS_LOCK, EVENTS = (
-    "plan.json", "steps.jsonl", "state.json", "counters.json", "hooks.lock", "events.jsonl")
+PLAN, LEDGER, SNAPSHOT, LOCK, COUNTERS, HOOKS_LOCK, EVENTS = (
+    "plan.json", "steps.jsonl", "state.json", "lock", "counters.json", "hooks.lock", "events.jsonl")
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # what pathlib's exists() reads as "not there"
 
 
@@ -107,7 +107,7 @@ class Layout(Frozen):
 
     @property
     def lock(self) -> Path:
-        return self.root / "lock"
+        return self.root / LOCK
 
     @property
     def torn(self) -> Path:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 
 from store.base.errors import BatonError
-from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,6 +73,7 @@ def _as_json(args: str, name: str) -> bool:
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.checkpoint import brief_news
     from store.monitor.limits import job_news
+    from store.state.job import Job
 
     job = Job(layout, env)
     session = env.get("CLAUDE_CODE_SESSION_ID", "")
@@ -86,6 +86,7 @@ def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import views as report
+    from store.state.job import Job
     from store.state.ledger import read_last
 
     as_json = _as_json(args, "status")
@@ -118,6 +119,7 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
     from store.base.text import one_line
     from store.cli import actions
+    from store.state.job import Job
     from store.state.plan import load_plan
 
     if args:
@@ -152,7 +154,7 @@ def no_job(layout: Layout, env: Mapping[str, str]) -> str:
 
     other = job_nearby(layout, env)
     near = f"; the job in {other} is not this project's" if other else ""
-    return (f"baton: no job in {layout.project} yet{near}. Create one with /baton:plan STEP... "
+    return (f"baton: no job in {layout.project_dir} yet{near}. Create one with /baton:plan STEP... "
             "(for example /baton:plan fetch clean train)")
 
 

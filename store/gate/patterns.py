@@ -14,8 +14,6 @@ whole command, whitespace collapsed, as in baton 0.1.0.
 
 from __future__ import annotations
 
-import fnmatch
-
 from store.base.regex import lazy
 
 TYPE_CHECKING = False
@@ -31,9 +29,11 @@ _TOKEN = lazy(r"[A-Za-z0-9_.+-]+")
 
 def hit(pattern: str, command: str, scan: Scan) -> Optional[str]:
     """How ``command`` matches ``pattern`` (a phrase for the refusal), or None."""
+    from fnmatch import fnmatchcase  # a job with deny_bash rules only
+
     if _OPERATORS.search(pattern):
         flat = " ".join(command.split())
-        return f"`{flat[:80]}` matches it" if fnmatch.fnmatchcase(flat, pattern) else None
+        return f"`{flat[:80]}` matches it" if fnmatchcase(flat, pattern) else None
     program = program_of(pattern)
     alone = len(scan.invocations) == 1  # its patterns expand before it runs: its own effects come later
     stable = (alone or not (scan.writes or scan.links or scan.opaque)) and not any(
@@ -70,8 +70,10 @@ def expand_globs(inv: Invocation) -> Invocation:
 def invocation_hit(pattern: str, program: Optional[str], inv: Invocation) -> Optional[str]:
     """How one resolved simple command matches ``pattern`` (whose literal program is ``program``), or None."""
     if inv.resolved:
+        from fnmatch import fnmatchcase
+
         text = " ".join(str(w) for w in inv.argv)
-        if fnmatch.fnmatchcase(text, pattern):
+        if fnmatchcase(text, pattern):
             return f"it runs `{text[:80]}`"
     elif could_match(inv.argv, pattern):
         shown = " ".join("<computed>" if w is None else w for w in inv.argv)[:80]

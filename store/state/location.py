@@ -179,11 +179,6 @@ def _home_dir(env: Mapping[str, str]) -> Optional[str]:
     return os.path.abspath(raw) if raw and raw != "~" else None
 
 
-def _home(env: Mapping[str, str]) -> Optional[Path]:
-    home = _home_dir(env)
-    return _as_path(home) if home is not None else None
-
-
 def resolve(env: Optional[Mapping[str, str]] = None, cwd: Union[str, Path, None] = None) -> Layout:
     """Find the job's state directory and project root without touching the disk beyond stat."""
     env = os.environ if env is None else env
@@ -212,9 +207,12 @@ def job_nearby(layout: Layout, env: Optional[Mapping[str, str]] = None) -> Optio
     """Another job's ``.baton`` folder above where the search stopped (the nearest one), for
     messages that must say which job is *not* used and why."""
     env = os.environ if env is None else env
-    folders, _ = search_path(layout.project, _home(env))
-    for folder in folders[-1].parents if folders else ():
-        candidate = folder / STATE_NAME
-        if candidate != layout.root and (candidate / "plan.json").is_file():
-            return candidate
+    folders, _ = _search(layout.project_dir, _home_dir(env))
+    folder = folders[-1] if folders else ""
+    while folder and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+        candidate = os.path.join(folder, STATE_NAME)
+        found = stat_of(os.path.join(candidate, PLAN)) if candidate != layout.state_dir else None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            return _as_path(candidate)
     return None

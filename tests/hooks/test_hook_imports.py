@@ -1,0 +1,139 @@
+"""What each hook process imports, started as hooks.json starts it: within an explicit allowlist.
+
+A hook's cost is almost all imports (bench/bench_hooks.py measures it beside a minimal Python
+hook). So a change that drags pathlib (and with it urllib.parse, ipaddress, ntpath, fnmatch,
+warnings), hashlib, importlib, math, typing or a part of store/ a call does not need back onto
+a hook's path fails here, whatever the timer says on a busy machine. Each case runs once in a
+project without a job (almost nothing may load) and once in a job whose NEXT needed, and has, a
+person's approval (the job's whole read path loads). The standard library's share is what the
+minimal hook itself loads on this interpreter (start-up and json), plus the few modules listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, FrozenSet, Set
+
+import pytest
+from conftest import Hook, JobDir, Payloads
+
+from store.cli import actions
+
+# beyond what the minimal hook loads: os and its helpers (frozen in 3.11+), errno (a built-in),
+# the __future__ module every `from __future__ import annotations` loads, the built-in SHA-256
+STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "errno", "__future__", "_sha256", "_sha2"})
+LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
+NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
+         "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob")
+
+CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.errors",
+                  "store.base.values", "store.state", "store.state.location"})
+# a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
+JOB = frozenset({"store.state.job", "store.state.journal", "store.state.snapshot", "store.state.ledger",
+                 "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
+                 "store.state.sealing", "store.state.approvals", "store.state.scope"})
+GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
+                  "store.base.paths"})
+COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes"})
+BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
+SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
+                   "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
+                   "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
+                   "store.shell.writers", "store.base.regex", "store.gate.bash", "store.gate.effects",
+                   "store.gate.patterns", "store.state.hosts"})
+DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
+EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
+
+# case -> (event, fixture, changes, allowed without a job, allowed with one)
+PROMPT = frozenset({"hooks.user_prompt_submit"})
+CASES: Dict[str, Any] = {
+    "SessionStart": ("SessionStart", "session_start_startup", {}, {"hooks.session_start"},
+                     {"hooks.session_start", "store.state.seen", "store.base.durable"} | JOB | COUNTERS | BRIEF
+                     | LOCKS),
+    "UserPromptSubmit": ("UserPromptSubmit", "user_prompt_submit", {}, PROMPT,
+                         PROMPT | {"store.state.seen", "store.base.durable"} | JOB | COUNTERS | BRIEF | LOCKS),
+    "UserPromptSubmit /baton:brief": ("UserPromptSubmit", "user_prompt_submit", {"prompt": "/baton:brief"},
+                                      PROMPT | {"store.cli", "store.cli.prompt"},
+                                      PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF),
+    "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.rules", "store.state.sealing",
+                         "store.state.approvals"}, GATE | JOB | COUNTERS),
+    "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
+                        GATE | SHELL | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                        GATE | JOB | COUNTERS | SHELL | DENY_BASH),
+    "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
+                            "url": "https://example.com/a", "prompt": "the title"}},
+                            GATE | EGRESS | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                            GATE | JOB | COUNTERS | EGRESS),
+    "PreToolUse MCP tool": ("PreToolUse", "pre_tool_use_write", {"tool_name": "mcp__github__get_issue",
+                            "tool_input": {"number": 7}},
+                            GATE | EGRESS | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                            GATE | JOB | COUNTERS | EGRESS),
+    "PostToolUse Write": ("PostToolUse", "post_tool_use_write", {}, {"hooks.post_tool_use"},
+                          {"hooks.post_tool_use", "store.base.durable", "store.base.paths"} | JOB | COUNTERS | LOCKS),
+    "PostToolUseFailure Bash": ("PostToolUseFailure", "post_tool_use_failure_bash", {}, {"hooks.post_tool_use"},
+                                {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS),
+    "Stop": ("Stop", "stop", {}, {"hooks.stop"},
+             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"} | JOB | COUNTERS
+             | LOCKS),
+}
+PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},
+        "protect": ["LICENSE", ".github/**"], "rules": [{"id": "no-push", "deny_bash": "git push*"}],
+        "steps": [{"id": "survey", "phase": "discovered"},
+                  {"id": "build", "phase": "implemented", "approval": True, "writes": ["src/**", "a.txt"],
+                   "bash": ["pytest*"]}, "ship"]}
+
+
+@pytest.fixture(scope="module")
+def minimal_modules(python_shim: str) -> FrozenSet[str]:
+    """What a minimal Python hook (parse the JSON on stdin, print {}) loads, started the same way."""
+    code = "import json, sys; json.load(sys.stdin); print('{}')"
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-S", "-c", code], input=b"{}", capture_output=True,
+                          check=True)
+    return frozenset(imported(proc.stderr.decode("utf-8", "replace")))
+
+
+def imported(stderr: str) -> Set[str]:
+    """The modules ``-X importtime`` (PYTHONPROFILEIMPORTTIME) reported on stderr."""
+    return {line.rsplit("|", 1)[1].strip() for line in stderr.splitlines()
+            if line.startswith("import time:") and not line.rstrip().endswith("| imported package")}
+
+
+def make_job(job: JobDir) -> None:
+    job.plan(PLAN)
+    job.record("survey", "done", "what there is")
+    actions.approve_step(job.layout, {"HOME": str(job.home)}, "build", "go", "/baton:approve typed in the prompt")
+    job.record("build", "running", "started")
+
+
+@pytest.mark.parametrize("with_job", [False, True], ids=["no job", "job"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, subproc: Hook, job: JobDir,
+                                                  payload: Payloads, minimal_modules: FrozenSet[str]) -> None:
+    event, fixture, changes, bare, full = CASES[case]
+    if with_job:
+        make_job(job)
+    result = subproc(event, payload(fixture, **changes), stderr_ok=True,
+                     env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    loaded = imported(result.err)
+    assert "hooks.adapter" in loaded and not [line for line in result.err.splitlines()
+                                             if not line.startswith("import time:")], result.err[-2000:]
+    if with_job and event == "PreToolUse":
+        assert not result.denied, result.reason  # the approved step's own write, read and calls pass
+    allowed = minimal_modules | STDLIB | CORE | (full if with_job else bare)
+    assert not loaded & (set(NEVER) - allowed), sorted(loaded & set(NEVER))
+    assert sorted(loaded - allowed) == []
+
+
+def test_the_allowlists_name_real_modules() -> None:
+    """A renamed module must be renamed here too, or the lists would allow what no longer exists."""
+    root = Path(__file__).resolve().parents[2]
+    names = set().union(*(c[3] | c[4] for c in CASES.values()))
+    for name in (n for n in names if n.split(".")[0] in ("store", "hooks")):
+        parts = name.split(".")
+        assert (root.joinpath(*parts).with_suffix(".py").is_file()
+                or (root.joinpath(*parts) / "__init__.py").is_file()), name
+    assert json.dumps(PLAN)  # the plan above is what make_job writes

@@ -1,6 +1,8 @@
 import sys
 
 root, event = sys.argv[1], sys.argv[2]
+if sys.path[:1] == [""]:  # -c puts the current folder first: a project's own json.py or enum.py must not load
+    del sys.path[0]
 sys.path.insert(0, root)
 try:
     from hooks.adapter import main

@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 
 import hookkit
 import pytest
-from conftest import REPO
+from conftest import REPO, Hook, JobDir, Payloads
 
 from hooks import adapter
 
@@ -144,3 +144,19 @@ def test_the_check_fails_when_the_bootstrap_changes(tmp_path: Path) -> None:
     assert subprocess.run([*script, "--check"]).returncode == 1
     assert subprocess.run(script).returncode == 0
     assert subprocess.run([*script, "--check"]).returncode == 0
+
+
+SHADOWS = ("json", "enum", "re", "types", "functools", "collections")  # what a hook imports before baton's code
+
+
+def test_a_projects_own_modules_never_shadow_the_standard_library(subproc: Hook, job: JobDir,
+                                                                   payload: Payloads) -> None:
+    """``python3 -c`` puts the current folder (the project) first on the import path; a project
+    with its own json.py or enum.py at its root must still get baton's answers, not run them."""
+    for name in SHADOWS:
+        (job.project / f"{name}.py").write_text(f"raise SystemExit('the project {name}.py ran')\n")
+    denied = subproc("PreToolUse", payload("pre_tool_use_write", tool_input={"file_path": job.path(".baton/x"),
+                                                                             "content": ""}))
+    assert denied.denied and "[baton:own-files]" in denied.reason
+    job.plan(["port", "ship"])
+    assert "NEXT: port" in subproc("SessionStart", payload("session_start_startup")).context

@@ -14,6 +14,8 @@ Code's on stdin) for:
 * PreToolUse Write: allowed, and denied (outside the step's ``writes``);
 * PreToolUse Bash: a read-only command, and a write that is denied;
 * PostToolUse Write, PostToolUseFailure Bash, Stop;
+* and, in a project beside it with no job, SessionStart, a prompt, a Write, a Bash call, PostToolUse
+  Write and Stop (each must answer with nothing and load almost nothing);
 
 beside the reference, a minimal Python hook started the same way (``python3 -S -c`` with code that
 parses the JSON on stdin and prints ``{}``, the same arguments, environment, folder and payload),
@@ -23,8 +25,9 @@ step's ``writes``, SessionStart printed the brief, PostToolUse counted the call,
 to ``errors.log``...), so a crashing hook cannot pass for a fast one. The report gives the median,
 min, max and interquartile range of the wall time per hook and size, the median CPU time (which a
 busy machine disturbs less), each hook's ratio to the minimal hook (wall and CPU), and a verdict
-against the target: every hook within 1.3x of the minimal hook, at every ledger size. The older
-bar, 15 ms over ``python3 -c pass``, is still reported in the summary. Standard library only;
+against the target: every hook within 1.3x of the minimal hook, at every ledger size, in wall time
+and in CPU time (on an idle machine the two agree; on a busy one the CPU time is the steadier). The
+older bar, 15 ms over ``python3 -c pass``, is still reported in the summary. Standard library only;
 Linux; the temp tree under /tmp is removed at the end.
 
     python3 bench/bench_hooks.py [--sizes 1000,1000000] [--runs N] [--quick] [--json] [--python PATH] [--rules]
@@ -39,6 +42,7 @@ checked after it lands.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import os
@@ -208,6 +212,7 @@ class Project:
     ledger_bytes: int = 0
     build_seconds: float = 0.0
     snapshot_seconds: float = 0.0
+    empty: Optional[Path] = None  # a project beside it with no job (no .baton/), for the "no job" rows
 
     @property
     def state(self) -> Path:
@@ -267,6 +272,8 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
               project.transcripts):
         d.mkdir(parents=True, exist_ok=True)
     project.root = root.resolve()
+    project.empty = (folder / "no-job").resolve()
+    project.empty.mkdir()
     (root / "src" / "ledger" / "writer.py").write_text(SOURCE, encoding="utf-8")
     (root / "src" / "server" / "settings.py").write_text("FSYNC = False\nTIMEOUT = 10\n", encoding="utf-8")
     (root / "tests" / "test_ledger.py").write_text("def test_append() -> None:\n    assert True\n", encoding="utf-8")
@@ -437,6 +444,7 @@ class Scenario:
     check: Callable[[Project, bytes, Dict[str, Any]], None]  # (project, stdout, counters before)
     fresh_session: bool = False  # a new session (and transcript) for every run
     needs_shellscan: bool = False
+    no_job: bool = False  # run in the project beside it that has no job
     argv: List[str] = field(default_factory=list)
     timeout: int = 0
 
@@ -598,6 +606,34 @@ def scenarios() -> List[Scenario]:
                                "last_assistant_message": "The writer appends and seals; two tests still fail.",
                                "background_tasks": [], "session_crons": []},
                  _check_stop, fresh_session=True),
+    ] + no_job_scenarios()
+
+
+def no_job_scenarios() -> List[Scenario]:
+    """The same calls in a project without a job: each hook must answer with almost nothing loaded."""
+    silent = lambda p, out, _: expect_silence(out)  # noqa: E731
+    return [
+        Scenario("nojob-session-start", "no job: SessionStart", "SessionStart", "startup",
+                 lambda p, s: {**base_payload(p, "SessionStart", s), "source": "startup"}, silent, no_job=True),
+        Scenario("nojob-prompt", "no job: UserPromptSubmit", "UserPromptSubmit", "",
+                 lambda p, s: {**base_payload(p, "UserPromptSubmit", s), "prompt": "add a health check endpoint"},
+                 silent, no_job=True),
+        Scenario("nojob-pre-write", "no job: PreToolUse Write", "PreToolUse", "Write",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "Write", write_input(p, "src/ledger/writer.py")),
+                 silent, no_job=True),
+        Scenario("nojob-pre-bash", "no job: PreToolUse Bash", "PreToolUse", "Bash",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "Bash",
+                                           {"command": READ_ONLY_BASH, "description": "Find append in the ledger"}),
+                 silent, needs_shellscan=True, no_job=True),
+        Scenario("nojob-post-write", "no job: PostToolUse Write", "PostToolUse", "Write",
+                 lambda p, s: tool_payload(p, "PostToolUse", s, "Write", write_input(p, "src/app.py"),
+                                           tool_response={"type": "create", "filePath": str(p.root / "src/app.py"),
+                                                          "content": SOURCE}, duration_ms=9),
+                 silent, no_job=True),
+        Scenario("nojob-stop", "no job: Stop", "Stop", "",
+                 lambda p, s: {**base_payload(p, "Stop", s), "stop_hook_active": False,
+                               "last_assistant_message": "Done.", "background_tasks": [], "session_crons": []},
+                 silent, no_job=True),
     ]
 
 
@@ -631,8 +667,9 @@ class Runner:
 
     def _stdin(self, scenario: Scenario, session: str) -> Path:
         path = self.inputs / f"{scenario.key}-{session}.json"
+        where = dataclasses.replace(self.project, root=self.project.empty) if scenario.no_job else self.project
         if not path.exists():
-            path.write_text(json.dumps(scenario.payload(self.project, session)), encoding="utf-8")
+            path.write_text(json.dumps(scenario.payload(where, session)), encoding="utf-8")
         return path
 
     def _clean(self) -> None:
@@ -648,16 +685,18 @@ class Runner:
             else SESSION
         if scenario.fresh_session:  # a new session's transcript, as Claude Code writes it
             self.project.transcript(session).write_text(self.template, encoding="utf-8")
+        where = dataclasses.replace(self.project, root=self.project.empty) if scenario.no_job else self.project
         stdin = self._stdin(scenario, session)
         before = _counters(self.project)
         ledger_before = self.project.layout.ledger.stat().st_size
-        env = hook_env(self.base_env, self.project, scenario.event, session)
-        run, out, err = launch(scenario.argv, self.project.root, env, stdin)
+        env = hook_env(self.base_env, where, scenario.event, session)
+        run, out, err = launch(scenario.argv, where.root, env, stdin)
         try:
             _want(err.strip() == "", f"stderr: {err.strip()[:400]}")
-            scenario.check(self.project, out, before)
+            scenario.check(where, out, before)
             self._clean()
             _want(self.project.layout.ledger.stat().st_size == ledger_before, "the ledger changed")
+            _want(not scenario.no_job or not where.state.exists(), "a hook made .baton/ in a project without a job")
         except BenchError as exc:
             raise BenchError(f"{self.project.size:,} records, {scenario.label}: {exc}") from None
         if scenario.fresh_session:
@@ -703,6 +742,7 @@ class SizeResult:
                          "cpu_overhead_nosite_ms": self.cpu_overhead(s.key, "bare-nosite") * 1000,
                          "ratio_to_minimal": self.ratio(s.key), "cpu_ratio_to_minimal": self.cpu_ratio(s.key),
                          "meets_target": self.ratio(s.key) <= TARGET_RATIO,
+                         "meets_target_cpu": self.cpu_ratio(s.key) <= TARGET_RATIO,
                          "meets_15ms_bar": self.overhead(s.key, "bare-site") * 1000 < TARGET_MS}
                  for s in items if s.key in self.figures}
         return {"records": p.records, "ledger_bytes": p.ledger_bytes, "ledger_build_seconds": p.build_seconds,
@@ -749,8 +789,11 @@ def verdict(overhead_ms: float) -> str:
     return "ok" if overhead_ms < TARGET_MS else "OVER TARGET"
 
 
-def ratio_verdict(ratio: float) -> str:
-    return "ok" if ratio <= TARGET_RATIO else f"OVER {TARGET_RATIO:g}x"
+def ratio_verdict(ratio: float, cpu_ratio: float) -> str:
+    """``ok`` when both the wall and the CPU ratio are within the target; which one is over, else. On
+    an idle machine a hook's wall time is its CPU time, so the CPU ratio stands for it on a busy one."""
+    over = [name for name, value in (("wall", ratio), ("CPU", cpu_ratio)) if value > TARGET_RATIO]
+    return "ok" if not over else f"OVER {TARGET_RATIO:g}x" + ("" if len(over) == 2 else f" ({over[0]})")
 
 
 def iqr(figure: Figure) -> float:
@@ -812,7 +855,7 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
             rows.append(("", s.label, ms(f.median), ms(f.low), ms(f.high), ms(iqr(f)), ms(cpu_median(f)),
                          f"{r.ratio(s.key):.2f}", f"{r.cpu_ratio(s.key):.2f}",
                          signed(r.overhead(s.key, "bare-nosite")), mb(f.rss_kb), str(f.out_bytes),
-                         ratio_verdict(r.ratio(s.key))))
+                         ratio_verdict(r.ratio(s.key), r.cpu_ratio(s.key))))
     lines += render_rows(rows, (0, 1, 12))
     lines += ["", "x minimal = hook median / the minimal Python hook's median (the target's measure); CPU x minimal = "
               "the same with median user + system",
@@ -847,7 +890,7 @@ def summary_rows(results: Sequence[SizeResult], items: Sequence[Scenario]) -> Li
         cpu = max(r.cpu_ratio(s.key) for r in present)
         worst = max(r.overhead(s.key, "bare-site") for r in present)
         worst_s = max(r.overhead(s.key, "bare-nosite") for r in present)
-        rows.append((s.label, f"{ratio:.2f}x", f"{cpu:.2f}x", ratio_verdict(ratio), f"{signed(worst)} ms",
+        rows.append((s.label, f"{ratio:.2f}x", f"{cpu:.2f}x", ratio_verdict(ratio, cpu), f"{signed(worst)} ms",
                      f"{signed(worst_s)} ms", verdict(worst * 1000)))
     return rows
 

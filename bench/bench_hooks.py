@@ -14,8 +14,8 @@ Code's on stdin) for:
 * PreToolUse Write: allowed, and denied (outside the step's ``writes``);
 * PreToolUse Bash: a read-only command, and a write that is denied;
 * PostToolUse Write, PostToolUseFailure Bash, Stop;
-* and, in a project beside it with no job, SessionStart, a prompt, a Write, a Bash call, PostToolUse
-  Write and Stop (each must answer with nothing and load almost nothing);
+* and, in a project beside it with no job, SessionStart, a prompt, a Write, a WebFetch, a Bash call,
+  PostToolUse Write and Stop (each must answer with nothing and load almost nothing);
 
 beside the reference, a minimal Python hook started the same way (``python3 -S -c`` with code that
 parses the JSON on stdin and prints ``{}``, the same arguments, environment, folder and payload),
@@ -620,6 +620,10 @@ def no_job_scenarios() -> List[Scenario]:
                  silent, no_job=True),
         Scenario("nojob-pre-write", "no job: PreToolUse Write", "PreToolUse", "Write",
                  lambda p, s: tool_payload(p, "PreToolUse", s, "Write", write_input(p, "src/ledger/writer.py")),
+                 silent, no_job=True),
+        Scenario("nojob-pre-webfetch", "no job: PreToolUse WebFetch", "PreToolUse", "WebFetch",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "WebFetch",
+                                           {"url": "https://api.github.com/repos/o/r", "prompt": "the name"}),
                  silent, no_job=True),
         Scenario("nojob-pre-bash", "no job: PreToolUse Bash", "PreToolUse", "Bash",
                  lambda p, s: tool_payload(p, "PreToolUse", s, "Bash",

@@ -84,7 +84,6 @@ from store.state.brief import COMPLETE
 from store.state.job import Job
 from store.state.location import Layout
 
-HOOKS_JSON = REPO / "hooks" / "hooks.json"
 SHELLSCAN = REPO / "store" / "shell" / "scan.py"
 DEFAULT_SIZES = (1_000, 1_000_000)
 QUICK_SIZES = (1_000, 100_000)
@@ -330,9 +329,10 @@ def matcher_hits(matcher: str, subject: str) -> bool:
     return re.search(matcher, subject) is not None
 
 
-def hook_command(event: str, subject: str) -> Tuple[str, List[str], int]:
-    """(command, args, timeout) of the one hooks.json entry that Claude Code runs for this call."""
-    data = json.loads(HOOKS_JSON.read_text(encoding="utf-8"))
+def hook_command(event: str, subject: str, root: Path = REPO) -> Tuple[str, List[str], int]:
+    """(command, args, timeout) of the one hooks.json entry that Claude Code runs for this call, for
+    the plugin at ``root``."""
+    data = json.loads((root / "hooks" / "hooks.json").read_text(encoding="utf-8"))
     found = []
     for group in data["hooks"].get(event, []):
         if not matcher_hits(str(group.get("matcher", "")), subject):
@@ -347,8 +347,8 @@ def hook_command(event: str, subject: str) -> Tuple[str, List[str], int]:
     hook = found[0]
     if "args" not in hook:
         raise BenchError(f"hooks.json: the {event} hook is in shell form; this benchmark runs exec form only")
-    args = [str(a).replace(PLUGIN_ROOT, str(REPO)) for a in hook["args"]]
-    return str(hook["command"]).replace(PLUGIN_ROOT, str(REPO)), args, int(hook.get("timeout", 600))
+    args = [str(a).replace(PLUGIN_ROOT, str(root)) for a in hook["args"]]
+    return str(hook["command"]).replace(PLUGIN_ROOT, str(root)), args, int(hook.get("timeout", 600))
 
 
 @dataclass(frozen=True)
@@ -445,6 +445,7 @@ class Scenario:
     fresh_session: bool = False  # a new session (and transcript) for every run
     needs_shellscan: bool = False
     no_job: bool = False  # run in the project beside it that has no job
+    root: Path = REPO  # the plugin the hook runs from (--baseline: another checkout)
     argv: List[str] = field(default_factory=list)
     timeout: int = 0
 
@@ -644,9 +645,10 @@ def no_job_scenarios() -> List[Scenario]:
 # ----------------------------------------------------------------------------- measuring
 
 
-def hook_env(base: Mapping[str, str], project: Project, event: str, session: str) -> Dict[str, str]:
+def hook_env(base: Mapping[str, str], project: Project, event: str, session: str,
+             root: Path = REPO) -> Dict[str, str]:
     """The environment Claude Code gives a hook process (claude-code-host.md section 5)."""
-    env = {**base, "CLAUDE_PROJECT_DIR": str(project.root), "CLAUDE_PLUGIN_ROOT": str(REPO),
+    env = {**base, "CLAUDE_PROJECT_DIR": str(project.root), "CLAUDE_PLUGIN_ROOT": str(root),
            "CLAUDE_PLUGIN_DATA": str(project.data), "CLAUDE_CODE_SESSION_ID": session,
            "XDG_CONFIG_HOME": str(project.config)}
     if event in TOOL_EVENTS or event == "Stop":
@@ -693,7 +695,7 @@ class Runner:
         stdin = self._stdin(scenario, session)
         before = _counters(self.project)
         ledger_before = self.project.layout.ledger.stat().st_size
-        env = hook_env(self.base_env, where, scenario.event, session)
+        env = hook_env(self.base_env, where, scenario.event, session, scenario.root)
         run, out, err = launch(scenario.argv, where.root, env, stdin)
         try:
             _want(err.strip() == "", f"stderr: {err.strip()[:400]}")
@@ -832,7 +834,8 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
         f"python  : {m['python']}; hooks.json command `{interp['command']}` -> {interp['on_path']}",
         f"measured: {interp['real']}" + (" (PATH holds a wrapper script; its cost is shown apart below)"
                                          if interp["on_path"] != interp["real"] else ""),
-        f"baton   : {meta['revision']}",
+        f"baton   : {meta['revision']}" + (f"; rows marked [baseline]: {meta['baseline']}"
+                                               if meta.get("baseline") else ""),
         f"runs    : {meta['runs']} per figure after one warm-up; wall time of each hook process, fork to exit",
         "note    : a shared VM is noisy: compare medians, and rows of one run with each other",
         f"target  : each hook within {TARGET_RATIO:g}x of the minimal Python hook (parse stdin JSON, print {{}}), "
@@ -912,6 +915,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--python", help="interpreter to run the hooks with (default: what `python3`, "
                         "hooks.json's command, resolves to on PATH)")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON instead of the table")
+    parser.add_argument("--baseline", type=Path, help="another baton checkout (e.g. `git worktree add DIR main`) "
+                        "whose hooks run beside this one's, interleaved, as the rows marked [baseline]")
     parser.add_argument("--rules", action="store_true", help="add the plan's invariant rules and the calls they "
                         "judge (the project becomes a git checkout)")
     args = parser.parse_args(argv)
@@ -934,10 +939,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         items = [s for s in items if not s.needs_shellscan]
     meta: Dict[str, Any] = {"machine": machine(), "revision": revision(), "runs": runs, "sizes": sizes,
                             "target_ratio": TARGET_RATIO, "target_ms": TARGET_MS, "skipped": skipped}
+    if args.baseline is not None:
+        baseline = args.baseline.resolve()
+        if not (baseline / "hooks" / "hooks.json").is_file():
+            parser.error(f"--baseline {baseline}: no hooks/hooks.json there")
+        meta["baseline"] = f"{baseline} ({revision(baseline)})"
+        items = [twin for s in items for twin in (s, dataclasses.replace(
+            s, key=f"baseline-{s.key}", label=f"{s.label} [baseline]", root=baseline))]
     try:
         interpreter: Optional[Interpreter] = None
         for s in items:
-            command, hook_args, timeout = hook_command(s.event, s.subject)
+            command, hook_args, timeout = hook_command(s.event, s.subject, s.root)
             if interpreter is None:
                 interpreter = resolve_interpreter(command, base_env, args.python)
             elif command != interpreter.command:

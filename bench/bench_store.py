@@ -403,11 +403,11 @@ def machine() -> Dict[str, Any]:
             "executable": sys.executable, "system": f"{platform.system()} {platform.release()} {platform.machine()}"}
 
 
-def revision() -> str:
+def revision(root: Path = REPO) -> str:
     try:
-        head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--", "store", "bin"],
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "store", "bin"],
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Dict
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from store.state.location import Layout, job_nearby, resolve
+from store.state.location import Layout, job_nearby, pure, resolve
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox
@@ -190,3 +192,42 @@ def test_cli_without_a_job_names_the_one_it_does_not_use(baton: Baton, nested: P
     assert run.err == (f"baton: {nested / 'repo' / '.baton' / 'plan.json'}: no plan here; {nested / '.baton'} is "
                        "another job's, outside this project; create one with `baton init STEP...` or "
                        "`baton init --plan FILE`\n")
+
+
+# ---------------------------------------------------------------- paths as strings, as pathlib gives them
+
+
+@given(st.lists(st.sampled_from(["", "/", "//", "///", ".", "..", "a", "b c", ".baton", "x/./y", "~"]), max_size=8)
+       .map("".join))
+def test_pure_is_what_pathlib_prints(text: str) -> None:
+    assert pure(text) == str(PurePosixPath(text))
+
+
+@pytest.mark.parametrize("root, project", [("/p/.baton", "/p"), ("/p//.baton/", "/p/."), (".baton", "."),
+                                           (".", ".."), ("/", "/")])
+def test_a_layout_made_of_strings_is_the_one_made_of_paths(root: str, project: str) -> None:
+    layout = Layout(root, project)
+    assert layout == Layout(Path(root), Path(project))
+    assert (layout.root, layout.project) == (Path(root), Path(project))
+    assert (layout.state_dir, layout.project_dir) == (str(Path(root)), str(Path(project)))
+    for name in ("plan.json", "steps.jsonl", "state.json", "counters.json", "hooks.lock", "events.jsonl", "lock"):
+        assert layout.file(name) == str(layout.root / name)
+    assert (layout.plan, layout.ledger, layout.counters, layout.hooks_lock) == (
+        layout.root / "plan.json", layout.root / "steps.jsonl", layout.root / "counters.json",
+        layout.root / "hooks.lock")
+
+
+def test_has_plan_answers_as_path_exists(tmp_path: Path) -> None:
+    cases = {"plan": tmp_path / "a" / ".baton", "none": tmp_path / "b" / ".baton",
+             "file in the way": tmp_path / "c" / ".baton", "loop": tmp_path / "d" / ".baton"}
+    (cases["plan"]).mkdir(parents=True)
+    (cases["plan"] / "plan.json").write_text("{}")
+    (tmp_path / "c").mkdir()
+    cases["file in the way"].write_text("not a folder")
+    (tmp_path / "d").mkdir()
+    cases["loop"].mkdir()
+    (cases["loop"] / "plan.json").symlink_to(cases["loop"] / "plan.json")
+    for state in cases.values():
+        layout = Layout(state, state.parent)
+        assert layout.has_plan() is layout.plan.exists(), state
+    assert Layout(cases["plan"], tmp_path / "a").has_plan()

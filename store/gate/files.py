@@ -12,7 +12,6 @@ import os
 
 from store.base import paths as scope
 from store.gate.call import WRITE_TOOLS, Call, Rules, protected, refuse, tools_check
-from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,7 +43,7 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
     never = target_reason(call, raw, plan, Rules(None))
     if never:
         return never
-    content_rules = of_kind(plan.rules, "deny_content") if plan else ()
+    content_rules = tuple(r for r in plan.rules if r.kind == "deny_content") if plan else ()
     if content_rules:
         from store.gate.content import check_write
 

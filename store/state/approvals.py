@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 
-from store.state.sealing import sha256_maker
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Tuple
@@ -52,6 +50,8 @@ def read_key(env: Mapping[str, str]) -> Optional[bytes]:
 
 def key_id(key: bytes) -> str:
     """Names the key an approval was signed with (not secret: 8 hex digits of its SHA-256)."""
+    from store.state.sealing import sha256_maker  # the gate reads only key_dir without a job
+
     return str(sha256_maker()(key).hexdigest()[:8])
 
 
@@ -107,6 +107,8 @@ def _message(project: str, step: str, ts: str, session: str, scope: str = "") ->
 def hmac_sha256(key: bytes, message: bytes) -> str:
     """HMAC-SHA256 (RFC 2104) as hex, over the built-in SHA-256: the ``hmac`` module loads OpenSSL,
     which would cost every gate call on a job with approvals several milliseconds."""
+    from store.state.sealing import sha256_maker
+
     sha256 = sha256_maker()
     block = 64
     if len(key) > block:

@@ -15,7 +15,6 @@ import errno
 import os
 import stat
 
-from store.base.errors import BatonError
 from store.base.values import Frozen
 
 TYPE_CHECKING = False
@@ -185,6 +184,8 @@ def resolve(env: Optional[Mapping[str, str]] = None, cwd: Union[str, Path, None]
     try:
         here = os.path.abspath(cwd if cwd is not None else os.getcwd())
     except FileNotFoundError:
+        from store.base.errors import BatonError
+
         raise BatonError("the current folder no longer exists (it was deleted or moved); cd into the project "
                          "and run the command again") from None
     project_env = env.get("CLAUDE_PROJECT_DIR") or ""

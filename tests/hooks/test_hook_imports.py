@@ -30,11 +30,11 @@ LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
 NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
          "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob")
 
-CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.errors",
-                  "store.base.values", "store.state", "store.state.location"})
+CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.values", "store.state",
+                  "store.state.location"})
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
-JOB = frozenset({"store.state.job", "store.state.journal", "store.state.snapshot", "store.state.ledger",
-                 "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
+JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
+                 "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
                  "store.state.sealing", "store.state.approvals", "store.state.scope"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.base.paths"})
@@ -57,20 +57,20 @@ CASES: Dict[str, Any] = {
     "UserPromptSubmit": ("UserPromptSubmit", "user_prompt_submit", {}, PROMPT,
                          PROMPT | {"store.state.seen", "store.base.durable"} | JOB | COUNTERS | BRIEF | LOCKS),
     "UserPromptSubmit /baton:brief": ("UserPromptSubmit", "user_prompt_submit", {"prompt": "/baton:brief"},
-                                      PROMPT | {"store.cli", "store.cli.prompt"},
+                                      PROMPT | {"store.cli", "store.cli.prompt", "store.base.errors"},
                                       PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF),
-    "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.rules", "store.state.sealing",
-                         "store.state.approvals"}, GATE | JOB | COUNTERS),
+    "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
+                         GATE | JOB | COUNTERS),
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
-                        GATE | SHELL | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                        GATE | SHELL | {"store.state.rules", "store.base.errors", "store.state.approvals"},
                         GATE | JOB | COUNTERS | SHELL | DENY_BASH),
     "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
                             "url": "https://example.com/a", "prompt": "the title"}},
-                            GATE | EGRESS | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                            GATE | EGRESS | {"store.state.approvals"},
                             GATE | JOB | COUNTERS | EGRESS),
     "PreToolUse MCP tool": ("PreToolUse", "pre_tool_use_write", {"tool_name": "mcp__github__get_issue",
                             "tool_input": {"number": 7}},
-                            GATE | EGRESS | {"store.state.rules", "store.state.sealing", "store.state.approvals"},
+                            GATE | EGRESS | {"store.state.approvals"},
                             GATE | JOB | COUNTERS | EGRESS),
     "PostToolUse Write": ("PostToolUse", "post_tool_use_write", {}, {"hooks.post_tool_use"},
                           {"hooks.post_tool_use", "store.base.durable", "store.base.paths"} | JOB | COUNTERS | LOCKS),

@@ -1,7 +1,7 @@
 """The one runner every hook goes through: read stdin, call the event's handler, print one answer.
 
 Failure policy, per event: the PreToolUse gate fails closed (a JSON deny with the reason); the
-recorders (SessionStart, PostToolUse, PostToolUseFailure) and Stop fail open but visibly (one line
+recorders (SessionStart, PostToolUse, PostToolUseFailure, SessionEnd) and Stop fail open but visibly (one line
 in ``.baton/errors.log`` and DEGRADED in the next brief); a failed ``/baton:`` prompt command is
 refused with a message. Nothing else is ever printed on stdout, and the exit code is always 0, so
 Claude Code honours the JSON (a missing-module crash is handled by the bootstrap in hooks.json).
@@ -26,6 +26,7 @@ MODULES = {
     "PostToolUseFailure": "post_tool_use",
     "Stop": "stop",
     "UserPromptSubmit": "user_prompt_submit",
+    "SessionEnd": "session_end",
 }
 
 

@@ -55,7 +55,13 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok,
               "error": "" if ok else _first_line(payload.get("error")), "changed": changed}
-    alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
-    if not alerts:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}
+    seen = outcomes.observe(layout, record, job.snap.seq, step, job.plan.limits, job.snap)
+    answer: Dict[str, Any] = {}
+    if seen.model:
+        answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(seen.model)[:2000]}
+    if seen.person:
+        from store.monitor import alerts, exporting
+
+        answer["systemMessage"] = alerts.for_person(seen.person)
+        exporting.kick(layout, env)
+    return answer or None

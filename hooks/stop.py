@@ -6,7 +6,7 @@ Not while a background subagent still runs: the session is not over then (see ``
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
-from store.monitor import loop
+from store.monitor import exporting, loop
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -29,6 +29,10 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.plan.exists():
         return None
     transcript = payload.get("transcript_path")
-    reason = loop.decide(Job(layout, env), session_of(payload, env), transcript if isinstance(transcript, str) else "",
-                         running_in_background(payload))
-    return {"decision": "block", "reason": reason} if reason else None
+    answer = loop.stop(Job(layout, env), session_of(payload, env), transcript if isinstance(transcript, str) else "",
+                       running_in_background(payload))
+    out: Dict[str, Any] = {"decision": "block", "reason": answer.reason} if answer.reason else {}
+    if answer.person:
+        out["systemMessage"] = answer.person
+    exporting.kick(layout, env)
+    return out or None

@@ -29,10 +29,11 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 TOP_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookSpecificOutput"},
     "PreToolUse": {"hookSpecificOutput"},
-    "PostToolUse": {"hookSpecificOutput"},
-    "PostToolUseFailure": {"hookSpecificOutput"},
-    "Stop": {"decision", "reason"},
+    "PostToolUse": {"hookSpecificOutput", "systemMessage"},
+    "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
+    "Stop": {"decision", "reason", "systemMessage"},
     "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
+    "SessionEnd": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
@@ -82,8 +83,10 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     if event in ("Stop", "UserPromptSubmit") and ("decision" in answer or "reason" in answer):
         assert answer.get("decision") == "block" and isinstance(answer.get("reason"), str), answer
         assert answer["reason"].strip(), answer
+    if "systemMessage" in answer:  # shown to the person, never to the model
+        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton alert: "), answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit"):
+    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit") and set(answer) != {"systemMessage"}:
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -100,7 +103,7 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     if event == "UserPromptSubmit":
         assert answer.get("decision") == "block", answer
     if event == "Stop":
-        assert set(answer) == {"decision", "reason"}, answer
+        assert set(answer) in ({"decision", "reason"}, {"decision", "reason", "systemMessage"}, {"systemMessage"}), answer
     return answer
 
 

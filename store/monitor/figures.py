@@ -1,0 +1,227 @@
+"""The job's figures across every session, kept in ``.baton/monitor/figures.json`` and caught up
+incrementally: the ledger, ``events.jsonl`` and each session's transcripts (its subagents' too)
+are read from the offsets reached last time, never again from the start.
+
+The file is derived: when it is lost or no longer matches the ledger it is rebuilt from the
+ledger, the events still on disk and the transcripts it knew of. Writers hold ``hooks.lock``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from store.base import durable
+from store.monitor import fold, transcript
+from store.monitor.clock import epoch
+from store.state.ledger import GENESIS, iter_lines
+from store.state.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
+
+    from store.state.plan import Plan
+
+VERSION = 1
+FOLDER = "monitor"
+
+
+def new() -> Dict[str, Any]:
+    return {"version": VERSION, "ledger": [0, 0, GENESIS], "events": [0, 0], "first": None, "last": None,
+            "status": {}, "next": [None, None], "history": [], "approved": [], "waits": [], "progress": None,
+            "steps": {}, "sessions": {}, "transcripts": {}, "tokens": [0, 0, 0, 0], "turns": 0, "calls": 0,
+            "failures": 0, "error": None, "refusals": {}, "alerts": [], "alerts_total": 0, "lost_events": 0,
+            "rev": 0}
+
+
+def folder(layout: Layout) -> Path:
+    return layout.root / FOLDER
+
+
+def path_of(layout: Layout) -> Path:
+    return folder(layout) / "figures.json"
+
+
+def load(layout: Layout) -> Dict[str, Any]:
+    """The saved figures, or fresh ones when the file is missing, unreadable or of another version."""
+    try:
+        data = json.loads(path_of(layout).read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return new()
+    if not isinstance(data, dict) or data.get("version") != VERSION or set(new()) - set(data):
+        return new()
+    return data
+
+
+def save(layout: Layout, fig: Mapping[str, Any]) -> None:
+    where = folder(layout)
+    if not where.is_dir():
+        where.mkdir(parents=True, exist_ok=True)
+        durable.atomic_write(where / ".gitignore", b"# baton's figures and export state: derived, local\n*\n",
+                             sync=False)
+    durable.atomic_write(path_of(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
+
+
+def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:
+    return (list(plan.ids), [s.id for s in plan.steps if s.needs_approval], [s.id for s in plan.steps if s.validate])
+
+
+def _new_records(fig: Dict[str, Any], layout: Layout) -> Optional[List[Dict[str, Any]]]:
+    """The ledger's complete records after those folded (moving the offset past them); ``None``
+    when the ledger no longer continues what was folded (shorter, or another chain)."""
+    offset, seq, last_hash = fig["ledger"]
+    try:
+        size = layout.ledger.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    if size < offset:
+        return None
+    records: List[Dict[str, Any]] = []
+    for at, raw, complete in iter_lines(layout.ledger, offset):
+        if not complete:
+            break
+        try:
+            record = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("seq"), int):
+            if not records and offset and (record["seq"] != seq + 1 or record.get("prev") != last_hash):
+                return None
+            records.append(record)
+            seq, last_hash = record["seq"], str(record.get("hash", ""))
+        offset = at + len(raw) + 1
+    fig["ledger"] = [offset, seq, last_hash]
+    return records
+
+
+def _event_files(fig: Dict[str, Any], layout: Layout) -> List[Tuple[Path, int]]:
+    """Which events files to read from where: the rotated one first when it holds unread lines."""
+    ino, offset = fig["events"]
+    current, old = layout.events, layout.events.with_name(layout.events.name + ".1")
+    try:
+        now = current.stat().st_ino
+    except FileNotFoundError:
+        now = 0
+    if ino and now == ino:
+        return [(current, offset)]
+    try:
+        rotated = old.stat().st_ino
+    except FileNotFoundError:
+        rotated = 0
+    if ino and rotated == ino:
+        return [(old, offset), (current, 0)]
+    if ino:
+        fig["lost_events"] += 1  # rotated twice since the last fold: the older lines are gone
+    return [(old, 0), (current, 0)] if not ino else [(current, 0)]
+
+
+def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
+    """The events written since the last fold (following a rotation), moving the offset past them."""
+    events: List[Dict[str, Any]] = []
+    end = fig["events"]
+    for path, start in _event_files(fig, layout):
+        try:
+            ino = path.stat().st_ino
+        except FileNotFoundError:
+            continue
+        offset = start
+        for at, raw, complete in iter_lines(path, start):
+            if not complete:
+                break
+            try:
+                event = json.loads(raw) if raw.strip() else None
+            except ValueError:
+                event = None
+            if isinstance(event, dict):
+                events.append(event)
+            offset = at + len(raw) + 1
+        end = [ino, offset]
+    fig["events"] = list(end)
+    return events
+
+
+def fold_events(fig: Dict[str, Any], layout: Layout) -> None:
+    """Apply only the new events (before ``events.jsonl`` is rotated away)."""
+    for event in _new_events(fig, layout):
+        fold.apply_event(fig, event)
+
+
+def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str, Any]],
+                         events: List[Dict[str, Any]]) -> None:
+    order, approval, validated = list(plan.ids), [s.id for s in plan.steps if s.needs_approval], \
+        [s.id for s in plan.steps if s.validate]
+    fold.seed(fig, order)
+    timed = [(epoch(r.get("ts")), 1, i) for i, r in enumerate(records)]
+    timed += [(epoch(e.get("ts")), 0, i) for i, e in enumerate(events)]
+    # a record's second ends after the events stamped with the same second; unknown times go first
+    timed.sort(key=lambda x: ((x[0] or 0.0) + (0.999 if x[1] else 0.0), x[1], x[2]))
+    for _, is_record, index in timed:
+        if is_record:
+            fold.apply_record(fig, records[index], order, approval, validated)
+        else:
+            fold.apply_event(fig, events[index])
+
+
+def register(fig: Dict[str, Any], session: str, path: str) -> None:
+    """Know the transcript of ``session`` (from a hook's payload) so later folds read it."""
+    if session and path:
+        fig["transcripts"].setdefault(path, [session, 0, []])
+        fold.session_entry(fig, session)["transcript"] = path
+
+
+def fold_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = None) -> None:
+    """Read what the transcripts of ``sessions`` (all when ``None``) gained, subagents included."""
+    known: Dict[str, List[Any]] = fig["transcripts"]
+    for path, (sid, _, _) in list(known.items()):
+        if "/subagents/" not in path.replace(os.sep, "/") and (sessions is None or sid in sessions):
+            for sub in transcript.subagent_transcripts(path):
+                known.setdefault(sub, [sid, 0, []])
+    for path, (sid, offset, recent) in list(known.items()):
+        if sessions is not None and sid not in sessions:
+            continue
+        try:
+            if os.stat(path).st_size == offset:
+                continue
+            reading = transcript.read(path, offset, recent)
+        except OSError:
+            continue
+        main = "/subagents/" not in path.replace(os.sep, "/")
+        fold.apply_reading(fig, sid, reading, main)
+        known[path] = [sid, reading.offset, reading.recent]
+
+
+def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
+             sessions: Optional[Collection[str]] = None) -> Dict[str, Any]:
+    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches."""
+    records = _new_records(fig, layout)
+    if records is None:
+        paths = {p: [sid, 0, []] for p, (sid, _, _) in fig["transcripts"].items()}
+        fig = new()
+        fig["transcripts"] = paths
+        records = _new_records(fig, layout) or []
+        sessions = None
+    _apply_in_time_order(fig, plan, records, _new_events(fig, layout))
+    fold_transcripts(fig, sessions)
+    return fig
+
+
+def refresh(layout: Layout, plan: Plan, sessions: Optional[Collection[str]] = None,
+            transcripts: Optional[Mapping[str, str]] = None, write: bool = True) -> Dict[str, Any]:
+    """Load, catch up and save the figures under ``hooks.lock``; ``transcripts`` maps session ids
+    to transcript paths a hook was just told about. A store that cannot be written still answers."""
+    if not layout.root.is_dir():
+        return catch_up(new(), layout, plan, sessions)
+    try:
+        with durable.locked(layout.hooks_lock):
+            fig = load(layout)
+            for sid, where in (transcripts or {}).items():
+                register(fig, sid, where)
+            fig = catch_up(fig, layout, plan, sessions)
+            if write:
+                save(layout, fig)
+            return fig
+    except PermissionError:
+        fig = load(layout)
+        return catch_up(fig, layout, plan, sessions)

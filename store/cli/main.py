@@ -1,4 +1,4 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log.
+"""The ``baton`` command line: init, record, brief, status, report, export, verify, log.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
@@ -67,7 +67,12 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     journal.warn_torn(job.torn)
     last, _ = read_last(layout.ledger, 5)
     data = report.status_data(job, last)
-    print(json.dumps(data, indent=2) if args.json else report.status_text(data))
+    if args.json:
+        print(json.dumps(data, indent=2))
+    else:
+        from store.cli.dashboard import use_colour
+
+        print(report.status_text(data, use_colour(sys.stdout, os.environ), args.all))
     return 0
 
 
@@ -93,6 +98,18 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_report as run
+
+    return run(args, layout)
+
+
+def cmd_export(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_export as run
+
+    return run(args, layout)
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
@@ -108,10 +125,17 @@ def build_parser() -> Parser:
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
     p.set_defaults(func=cmd_record)
     sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
-    p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("status", help="the job's dashboard: progress, time, cost, tokens, tools, sessions, alerts")
+    p.add_argument("--json", action="store_true", help="the status document (schema baton.status, version 1)")
+    p.add_argument("--all", action="store_true", help="list every step, however long the plan")
     p.set_defaults(func=cmd_status)
     sub.add_parser("verify", help="check the ledger's hash chain").set_defaults(func=cmd_verify)
+    p = sub.add_parser("report", help="the job's whole summary as text, or as one self-contained HTML page")
+    p.add_argument("--html", metavar="FILE", help="write the report as an HTML page to FILE")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("export", help="send the job's figures to an OpenTelemetry collector (OTLP/HTTP JSON) now")
+    p.add_argument("--print", action="store_true", help="print the request bodies instead of sending them")
+    p.set_defaults(func=cmd_export)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
@@ -124,7 +148,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, report, export, verify, log "
+                             "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)

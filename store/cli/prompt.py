@@ -64,7 +64,7 @@ def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.state.ledger import read_last
 
     last, _ = read_last(layout.ledger, 5)
-    return report.status_text(report.status_data(Job(layout, env), last))
+    return report.status_text(report.status_data(Job(layout, env), last, env))
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:

@@ -184,21 +184,22 @@ def export(layout: Layout, env: Mapping[str, str], now: Optional[float] = None) 
     batch = gather(layout, env, state, now)
     metric_bodies, log_bodies = batch.bodies(config)
     errors: List[str] = []
+    warnings: List[str] = []
     points = records = 0
     metrics_done = logs_done = True
     for body in metric_bodies:
         ok, retry, detail = post(config.metrics_url, body, config.metrics_headers, config.timeout)
         metrics_done = metrics_done and (ok or not retry)
         points += sum(_points(m) for m in body["resourceMetrics"][0]["scopeMetrics"][0]["metrics"]) if ok else 0
-        errors += [detail] if detail else []
+        (warnings if ok else errors).extend([detail] if detail else [])
     for body in log_bodies:
         ok, retry, detail = post(config.logs_url, body, config.logs_headers, config.timeout)
         logs_done = logs_done and (ok or not retry)
         records += len(body["resourceLogs"][0]["scopeLogs"][0]["logRecords"]) if ok else 0
-        errors += [detail] if detail else []
+        (warnings if ok else errors).extend([detail] if detail else [])
         if not logs_done:
             break  # keep the order: later events wait behind the first one refused
-    _save(layout, state, batch, metrics_done, logs_done, points, records, errors, now)
+    _save(layout, state, batch, metrics_done, logs_done, points, records, errors + warnings, now)
     return Outcome(points, records, "; ".join(errors))
 
 

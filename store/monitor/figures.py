@@ -33,7 +33,7 @@ def new() -> Dict[str, Any]:
             "status": {}, "next": [None, None], "history": [], "approved": [], "waits": [], "progress": None,
             "steps": {}, "sessions": {}, "transcripts": {}, "tokens": [0, 0, 0, 0], "turns": 0, "calls": 0,
             "failures": 0, "error": None, "refusals": {}, "alerts": [], "alerts_total": 0, "lost_events": 0,
-            "rev": 0}
+            "marks": [], "rev": 0}
 
 
 def folder(layout: Layout) -> Path:
@@ -149,19 +149,29 @@ def fold_events(fig: Dict[str, Any], layout: Layout) -> None:
 
 
 def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str, Any]],
-                         events: List[Dict[str, Any]]) -> None:
-    order, approval, validated = list(plan.ids), [s.id for s in plan.steps if s.needs_approval], \
-        [s.id for s in plan.steps if s.validate]
+                         events: List[Dict[str, Any]], readings: List[Tuple[str, bool, Any]]) -> None:
+    """Apply the new records, events and model responses merged by time, so each response finds the
+    step that was NEXT when it was written. A record's second ends after everything stamped with it."""
+    order, approval = list(plan.ids), [s.id for s in plan.steps if s.needs_approval]
+    validated = [s.id for s in plan.steps if s.validate]
     fold.seed(fig, order)
-    timed = [(epoch(r.get("ts")), 1, i) for i, r in enumerate(records)]
-    timed += [(epoch(e.get("ts")), 0, i) for i, e in enumerate(events)]
-    # a record's second ends after the events stamped with the same second; unknown times go first
-    timed.sort(key=lambda x: ((x[0] or 0.0) + (0.999 if x[1] else 0.0), x[1], x[2]))
-    for _, is_record, index in timed:
-        if is_record:
-            fold.apply_record(fig, records[index], order, approval, validated)
+    later = float("inf")
+    timed: List[Tuple[float, int, Any]] = [((epoch(r.get("ts")) or 0.0) + 0.999, 0, r) for r in records]
+    timed += [(epoch(e.get("ts")) or 0.0, 1, e) for e in events]
+    for sid, main, reading in readings:
+        timed += [(m.ts if m.ts is not None else later, 2, (sid, main, m)) for m in reading.messages]
+        timed += [(ts if ts is not None else later, 3, code) for ts, code in reading.refusals]
+    for t, kind, item in sorted(timed, key=lambda x: (x[0], x[1])):
+        if kind == 0:
+            fold.apply_record(fig, item, order, approval, validated)
+        elif kind == 1:
+            fold.apply_event(fig, item)
+        elif kind == 2:
+            fold.apply_message(fig, item[0], item[2], item[1])
         else:
-            fold.apply_event(fig, events[index])
+            fold.apply_refusal(fig, None if t == later else t, item)
+    for sid, _, reading in readings:
+        fold.apply_costs(fig, sid, reading)
 
 
 def register(fig: Dict[str, Any], session: str, path: str) -> None:
@@ -171,13 +181,15 @@ def register(fig: Dict[str, Any], session: str, path: str) -> None:
         fold.session_entry(fig, session)["transcript"] = path
 
 
-def fold_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = None) -> None:
-    """Read what the transcripts of ``sessions`` (all when ``None``) gained, subagents included."""
+def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = None) -> List[Tuple[str, bool, Any]]:
+    """Read what the transcripts of ``sessions`` (all when ``None``) gained, subagents included,
+    moving their offsets on: ``(session, main transcript?, reading)`` for each that grew."""
     known: Dict[str, List[Any]] = fig["transcripts"]
     for path, (sid, _, _) in list(known.items()):
         if "/subagents/" not in path.replace(os.sep, "/") and (sessions is None or sid in sessions):
             for sub in transcript.subagent_transcripts(path):
                 known.setdefault(sub, [sid, 0, []])
+    out = []
     for path, (sid, offset, recent) in list(known.items()):
         if sessions is not None and sid not in sessions:
             continue
@@ -187,9 +199,9 @@ def fold_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = 
             reading = transcript.read(path, offset, recent)
         except OSError:
             continue
-        main = "/subagents/" not in path.replace(os.sep, "/")
-        fold.apply_reading(fig, sid, reading, main)
+        out.append((sid, "/subagents/" not in path.replace(os.sep, "/"), reading))
         known[path] = [sid, reading.offset, reading.recent]
+    return out
 
 
 def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
@@ -202,8 +214,11 @@ def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
         fig["transcripts"] = paths
         records = _new_records(fig, layout) or []
         sessions = None
-    _apply_in_time_order(fig, plan, records, _new_events(fig, layout))
-    fold_transcripts(fig, sessions)
+    events = _new_events(fig, layout)
+    for event in events:  # a session that just started: read its transcript in this same fold
+        if event.get("kind") == "session" and isinstance(event.get("transcript"), str):
+            register(fig, str(event.get("session") or ""), event["transcript"])
+    _apply_in_time_order(fig, plan, records, events, read_transcripts(fig, sessions))
     return fig
 
 

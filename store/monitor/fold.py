@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-    from store.monitor.transcript import Reading
+    from store.monitor.transcript import Message, Reading
 
 # relative prices of input, output, cache-read and cache-write tokens (the same for every current
 # Claude model); used only to share a reported cost among steps and to estimate unreported cost
@@ -25,6 +25,7 @@ HISTORY = 256
 KEEP_BARS = 50
 KEEP_FILES = 200
 KEEP_ALERTS = 200
+KEEP_MARKS = 1000  # times of the latest tool failures, for the report's timeline
 COMPLETE = ("done", "skipped")
 STEP_STATUSES = ("running", "done", "failed", "skipped")
 VALIDATE_FAILED = ("validate failed", "validate timed out", "validate could not start")
@@ -179,6 +180,8 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
         _attempt(fig, step, step_id, sid, status, t, step["attempt"])
         fig["status"][step_id] = status
         fig["progress"] = t
+        if status in COMPLETE:
+            step["files"] = []  # its count stays; the names only served to count each file once
         _validation(step, record, step_id in validated)
         _move_next(fig, order, t)
     elif status == "approved":
@@ -213,6 +216,8 @@ def _tool_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[float
             _by(targets[0], sid)[5] += 1
     if not ok:
         fig["failures"] += 1
+        if t is not None:
+            fig["marks"] = (fig["marks"] + [[t, sid, step_id]])[-KEEP_MARKS:]
         error = {"ts": t, "step": step_id, "session": sid, "tool": str(event.get("tool", ""))[:40],
                  "target": str(event.get("target", ""))[:120], "error": str(event.get("error", ""))[:200]}
         fig["error"] = error
@@ -276,29 +281,36 @@ def weight(tokens: Sequence[int]) -> float:
     return sum(n * w for n, w in zip(tokens, WEIGHTS))
 
 
-def apply_reading(fig: Dict[str, Any], sid: str, reading: Reading, main: bool) -> None:
-    """Fold what one read of a session's transcript (``main``) or of a subagent's found."""
+def apply_message(fig: Dict[str, Any], sid: str, message: Message, main: bool) -> None:
+    """Fold one model response of a session's transcript (``main``) or of one of its subagents'."""
+    entry = session_entry(fig, sid, message.ts)
+    add = message.tokens
+    step_id = step_at(fig, message.ts)
+    targets = [fig, entry] + ([step_entry(fig, step_id)] if step_id else [])
+    for target in targets:
+        target["tokens"] = [a + b for a, b in zip(target["tokens"], add)]
+    entry["w"] += weight(add)
+    if step_id:
+        mine = _by(fig["steps"][step_id], sid)
+        mine[:4] = [a + b for a, b in zip(mine[:4], add)]
+    if message.new and main and not message.sidechain:
+        fig["turns"] += 1
+        entry["turns"] += 1
+    activity(fig, sid, message.ts)
+
+
+def apply_refusal(fig: Dict[str, Any], ts: Optional[float], code: str) -> None:
+    """A tool call the gate refused (its ``[baton:CODE]`` in the tool result)."""
+    fig["refusals"][code] = fig["refusals"].get(code, 0) + 1
+    step_id = step_at(fig, ts)
+    if step_id:
+        step_entry(fig, step_id)["refusals"] += 1
+
+
+def apply_costs(fig: Dict[str, Any], sid: str, reading: Reading) -> None:
+    """The session's cost as its transcript states it: the latest ``cost-state``, older per-message prices."""
     entry = session_entry(fig, sid, reading.last_ts)
-    for message in reading.messages:
-        add, w = message.tokens, weight(message.tokens)
-        step_id = step_at(fig, message.ts)
-        targets = [fig, entry] + ([step_entry(fig, step_id)] if step_id else [])
-        for target in targets:
-            target["tokens"] = [a + b for a, b in zip(target["tokens"], add)]
-        entry["w"] += w
-        if step_id:
-            mine = _by(fig["steps"][step_id], sid)
-            mine[:4] = [a + b for a, b in zip(mine[:4], add)]
-        if message.new and main and not message.sidechain:
-            fig["turns"] += 1
-            entry["turns"] += 1
-        activity(fig, sid, message.ts)
     for cost in reading.costs:
         entry["cost"], entry["covered"] = cost.usd, cost.covered
     if reading.priced:
         entry["priced"] = entry.get("priced", 0.0) + reading.priced
-    for ts, code in reading.refusals:
-        fig["refusals"][code] = fig["refusals"].get(code, 0) + 1
-        step_id = step_at(fig, ts)
-        if step_id:
-            step_entry(fig, step_id)["refusals"] += 1

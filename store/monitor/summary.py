@@ -138,6 +138,8 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "steps": steps, "sessions_total": len(session_views), "sessions": session_views,
         "alerts": [{k: a.get(k) for k in ("ts", "alert", "step", "session", "message")} for a in fig["alerts"]],
         "alerts_total": int(fig["alerts_total"]), "last": list(last),
+        "failure_times": [{"ts": when(t), "session": sid or None, "step": step or None}
+                          for t, sid, step in fig["marks"]],
     }
     data["limits"] = _limits(job, data, fig, now)
     return data

@@ -103,7 +103,8 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     if event == "UserPromptSubmit":
         assert answer.get("decision") == "block", answer
     if event == "Stop":
-        assert set(answer) in ({"decision", "reason"}, {"decision", "reason", "systemMessage"}, {"systemMessage"}), answer
+        shapes = ({"decision", "reason"}, {"decision", "reason", "systemMessage"}, {"systemMessage"})
+        assert set(answer) in shapes, answer
     return answer
 
 

@@ -63,8 +63,8 @@ def test_a_transcript_that_grows_between_reads_is_read_from_where_it_was_left(tm
     path = tmp_path / "t.jsonl"
     offset, recent, seen = 0, [], [0, 0, 0, 0]
     for turn in range(1, 6):
-        write(path, noise() + assistant(f"m{turn}", f"r{turn}", usage(turn, 2 * turn, 10 * turn), TS, ("text", "tool_use")),
-              append=True)
+        response = assistant(f"m{turn}", f"r{turn}", usage(turn, 2 * turn, 10 * turn), TS, ("text", "tool_use"))
+        write(path, noise() + response, append=True)
         reading = transcript.read(str(path), offset, recent)
         offset, recent = reading.offset, reading.recent
         seen = [a + b for a, b in zip(seen, totals(reading))]

@@ -59,9 +59,9 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     answer: Dict[str, Any] = {}
     if seen.model:
         answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(seen.model)[:2000]}
-    if seen.person:
+    if seen.person or seen.earlier:
         from store.monitor import alerts, exporting
 
-        answer["systemMessage"] = alerts.for_person(seen.person)
+        answer["systemMessage"] = alerts.for_person(seen.person, seen.earlier)
         exporting.kick(layout, env)
     return answer or None

@@ -1,14 +1,14 @@
-"""SessionEnd: note how the session ended and fold its last transcript lines (Claude Code writes the
-session's cost just before this hook runs), then start the export of the figures when it is on.
+"""SessionEnd: note how the session ended, then leave the rest to a detached process: folding the
+session's last transcript lines (Claude Code writes its cost just before this hook runs), raising
+the alerts that now hold, and the export of the figures when it is on.
 
-Claude Code gives a plugin's SessionEnd hook about 1.5 s, so nothing here waits on the network.
+Claude Code gives a plugin's SessionEnd hook about 1.5 s, so the hook itself only appends a line.
 """
 
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
 from store.monitor import exporting, watch
-from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.plan.exists():
         return None
-    watch.session_ended(Job(layout, env), session_of(payload, env), watch.transcript_of(payload.get("transcript_path")),
+    watch.session_ended(layout, session_of(payload, env), watch.transcript_of(payload.get("transcript_path")),
                         str(payload.get("reason") or "other"))
-    exporting.kick(layout, env)
+    exporting.detach(layout, env, "settle")
     return None

@@ -89,7 +89,9 @@ def _time(data: Mapping[str, Any], now: float) -> List[str]:
     duration = data["duration"]
     if duration["wall_s"] is None:
         return _line("time", "no record yet")
-    text = f"{span(duration['wall_s'])} since the first record, {span(duration['active_s'])} active"
+    records = data["records"]
+    text = (f"{span(duration['wall_s'])} since the first of {records:,} record{'s' if records != 1 else ''}, "
+            f"{span(duration['active_s'])} active")
     last = _ago(duration["last_activity"], now)
     return _line("time", text + (f", last activity {last}" if last else ""))
 

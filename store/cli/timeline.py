@@ -82,7 +82,8 @@ def _bar(x0: float, x1: float, y: float, members: List[Tuple[str, str]]) -> str:
         counts = ", ".join(f"{outcomes.count(o)} {o}" for o in WORST if o in outcomes)
         title = f"{len(members)} attempts ({counts}): {members[0][1]} ... {members[-1][1]}"
     return (f'<rect class="bar outcome-{worst}" data-count="{len(members)}" x="{x0:.1f}" y="{y:.1f}" '
-            f'width="{max(x1 - x0, 1.5):.1f}" height="{LANE}" fill="{COLOURS.get(worst, "#666")}">'
+            f'width="{max(x1 - x0, 1.5):.1f}" height="{LANE}" fill="{COLOURS.get(worst, "#666")}" stroke="#fff" '
+            f'stroke-width="0.5">'
             f"<title>{escape(title)}</title></rect>")
 
 
@@ -110,8 +111,9 @@ def _axis(scale: Scale, height: float) -> List[str]:
         t = scale.start + (scale.end - scale.start) * i / 5
         x = scale.x(t)
         label = iso(t)[5:16].replace("T", " ") if scale.end - scale.start > 86400 else iso(t)[11:19]
+        anchor = "start" if i == 0 else "end" if i == 5 else "middle"
         out.append(f'<line class="tick" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{height - AXIS + 4}" '
-                   f'stroke="#e5e7eb"/><text x="{x:.1f}" y="{height - 6}" text-anchor="middle">{label}</text>')
+                   f'stroke="#e5e7eb"/><text x="{x:.1f}" y="{height - 6}" text-anchor="{anchor}">{label}</text>')
     return out
 
 

@@ -11,11 +11,14 @@ if TYPE_CHECKING:
 
 
 def figures_of(job: Job) -> Dict[str, Any]:
-    """The job's figures caught up with everything on disk (saved back when the store is writable)."""
-    from store.monitor import figures
+    """The job's figures caught up with everything on disk, and the alerts that now hold raised
+    (saved back when the store is writable)."""
+    from store.monitor import figures, watch
 
+    if not job.layout.root.is_dir():
+        return figures.catch_up(figures.new(), job.layout, job.plan)
     try:
-        return figures.refresh(job.layout, job.plan)
+        return watch.settle(job, person_sees=True)[0]
     except OSError:  # a full disk or a read-only store: the figures are still worth showing
         return figures.catch_up(figures.load(job.layout), job.layout, job.plan)
 

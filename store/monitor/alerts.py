@@ -67,10 +67,14 @@ def lines(alerts: Sequence[Alert], session: str, now: str) -> List[Dict[str, Any
              "message": a.person[:PERSON]} for a in alerts]
 
 
-def defer(counters: Dict[str, Any], alerts: Sequence[Alert]) -> None:
-    """Keep the model's texts for the next hook that can give them (PostToolUse, SessionStart)."""
+def defer(counters: Dict[str, Any], alerts: Sequence[Alert], person: bool = False) -> None:
+    """Keep the model's texts for the next hook that can give them (PostToolUse, SessionStart), and
+    with ``person`` the person's too (for the next PostToolUse or Stop to show)."""
     if alerts:
         counters["pending"] = (list(counters.get("pending") or []) + [a.model for a in alerts])[-KEEP_PENDING:]
+    if alerts and person:
+        told = list(counters.get("pending_person") or []) + [a.person for a in alerts]
+        counters["pending_person"] = told[-KEEP_PENDING:]
 
 
 def take_pending(counters: Dict[str, Any]) -> List[str]:
@@ -78,11 +82,17 @@ def take_pending(counters: Dict[str, Any]) -> List[str]:
     return pending
 
 
-def for_person(alerts: Sequence[Alert]) -> Optional[str]:
-    """The ``systemMessage``: one line per alert, ``None`` when there is none."""
-    if not alerts:
+def take_pending_person(counters: Dict[str, Any]) -> List[str]:
+    return [str(p) for p in counters.pop("pending_person", None) or []]
+
+
+def for_person(alerts: Sequence[Alert], earlier: Sequence[str] = ()) -> Optional[str]:
+    """The ``systemMessage``: one line per alert (those raised earlier where no person could see
+    them first), ``None`` when there is none."""
+    texts = [*earlier, *(a.person for a in alerts)]
+    if not texts:
         return None
-    return "\n".join(f"baton alert: {a.person[:PERSON]}" for a in alerts)
+    return "\n".join(f"baton alert: {text[:PERSON]}" for text in texts)
 
 
 # ---- conditions checked by the hooks

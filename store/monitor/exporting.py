@@ -74,10 +74,19 @@ def kick(layout: Layout, env: Mapping[str, str]) -> bool:
         figures.folder(layout).mkdir(parents=True, exist_ok=True)
         if _busy(lock_path(layout)):
             return False
-        argv = [sys.executable, "-S", "-c", LAUNCH, str(PLUGIN_ROOT), str(layout.root), str(layout.project)]
+    except OSError:
+        return False
+    return detach(layout, env, "export")
+
+
+def detach(layout: Layout, env: Mapping[str, str], task: str) -> bool:
+    """Start ``task`` ("export", or "settle": catch the figures up, raise alerts, then export when
+    telemetry is on) in a process of its own that the hook does not wait for."""
+    argv = [sys.executable, "-S", "-c", LAUNCH, str(PLUGIN_ROOT), str(layout.root), str(layout.project), task]
+    try:
         _spawn(argv, dict(env))
     except OSError:
-        return False  # no sender this time; the next hook tries again and nothing is lost
+        return False  # not this time; the next hook, or `baton status`, catches up and nothing is lost
     return True
 
 
@@ -242,16 +251,28 @@ def run(layout: Layout, env: Mapping[str, str], rounds: int = 3) -> Optional[Out
 
 
 def main(argv: Sequence[str]) -> int:
-    """``<state dir> <project dir>``: run one detached sender; never prints, always exits 0."""
+    """``<state dir> <project dir> [export|settle]``: one detached task; never prints, exits 0."""
     from store.state.location import Layout
 
     layout = Layout(Path(argv[0]), Path(argv[1]))
+    task = argv[2] if len(argv) > 2 else "export"
     try:
+        if task == "settle":
+            _settle(layout)
+            if not telemetry.enabled(os.environ):
+                return 0
         if not _busy(lock_path(layout)):
             run(layout, os.environ)
     except Exception as exc:  # noqa: BLE001 - a detached process has no one to tell but the export state
-        note_error(layout, f"{type(exc).__name__}: {exc}")
+        note_error(layout, f"{task}: {type(exc).__name__}: {exc}")
     return 0
+
+
+def _settle(layout: Layout) -> None:
+    from store.monitor import watch
+    from store.state.job import Job
+
+    watch.settle(Job(layout, os.environ))
 
 
 def note_error(layout: Layout, text: str) -> None:

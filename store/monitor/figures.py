@@ -29,7 +29,7 @@ FOLDER = "monitor"
 
 
 def new() -> Dict[str, Any]:
-    return {"version": VERSION, "ledger": [0, 0, GENESIS], "events": [0, 0], "first": None, "last": None,
+    return {"version": VERSION, "ledger": [0, 0, GENESIS], "events": [0, 0, "", ""], "first": None, "last": None,
             "status": {}, "next": [None, None], "history": [], "approved": [], "waits": [], "progress": None,
             "steps": {}, "sessions": {}, "transcripts": {}, "tokens": [0, 0, 0, 0], "turns": 0, "calls": 0,
             "failures": 0, "error": None, "refusals": {}, "alerts": [], "alerts_total": 0, "lost_events": 0,
@@ -51,6 +51,8 @@ def load(layout: Layout) -> Dict[str, Any]:
     except (OSError, ValueError):
         return new()
     if not isinstance(data, dict) or data.get("version") != VERSION or set(new()) - set(data):
+        return new()
+    if not isinstance(data["events"], list) or len(data["events"]) != 4:
         return new()
     return data
 
@@ -96,35 +98,54 @@ def _new_records(fig: Dict[str, Any], layout: Layout) -> Optional[List[Dict[str,
     return records
 
 
+MARK = 64  # bytes at the start of an events file, and before the offset, that tell it is the same file
+
+
+def _mark(path: Path, start: int, size: int) -> Optional[str]:
+    """``size`` bytes of ``path`` from ``start`` (hex), or ``None`` when the file is shorter."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(size)
+    except OSError:
+        return None
+    return data.hex() if len(data) == size else None
+
+
+def _inode(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return 0
+
+
+def _same(path: Path, offset: int, head: str, tail: str) -> bool:
+    """Whether ``path`` begins as the file read last time and holds the same bytes before the offset."""
+    return (_mark(path, 0, min(offset, MARK)) == head
+            and _mark(path, max(offset - MARK, 0), min(offset, MARK)) == tail)
+
+
 def _event_files(fig: Dict[str, Any], layout: Layout) -> List[Tuple[Path, int]]:
-    """Which events files to read from where: the rotated one first when it holds unread lines."""
-    ino, offset = fig["events"]
+    """Which events files to read from where: the one read last time (by inode, or by its first
+    bytes and those before the offset when the inode changed, as in a copied or restored ``.baton``),
+    which is the current file or, after a rotation, the rotated one followed by the current one."""
+    ino, offset, head, tail = fig["events"]
     current, old = layout.events, layout.events.with_name(layout.events.name + ".1")
-    try:
-        now = current.stat().st_ino
-    except FileNotFoundError:
-        now = 0
-    if ino and now == ino:
+    if not offset:
+        return [(old, 0), (current, 0)]
+    if _inode(current) == ino or (_inode(old) != ino and _same(current, offset, head, tail)):
         return [(current, offset)]
-    try:
-        rotated = old.stat().st_ino
-    except FileNotFoundError:
-        rotated = 0
-    if ino and rotated == ino:
+    if _inode(old) == ino or _same(old, offset, head, tail):
         return [(old, offset), (current, 0)]
-    if ino:
-        fig["lost_events"] += 1  # rotated twice since the last fold: the older lines are gone
-    return [(old, 0), (current, 0)] if not ino else [(current, 0)]
+    fig["lost_events"] += 1  # rotated twice since the last fold: the older lines are gone
+    return [(current, 0)]
 
 
 def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
     """The events written since the last fold (following a rotation), moving the offset past them."""
     events: List[Dict[str, Any]] = []
-    end = fig["events"]
     for path, start in _event_files(fig, layout):
-        try:
-            ino = path.stat().st_ino
-        except FileNotFoundError:
+        if not path.exists():
             continue
         offset = start
         for at, raw, complete in iter_lines(path, start):
@@ -137,8 +158,8 @@ def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
             if isinstance(event, dict):
                 events.append(event)
             offset = at + len(raw) + 1
-        end = [ino, offset]
-    fig["events"] = list(end)
+        fig["events"] = [_inode(path), offset, _mark(path, 0, min(offset, MARK)) or "",
+                         _mark(path, max(offset - MARK, 0), min(offset, MARK)) or ""]
     return events
 
 

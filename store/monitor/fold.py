@@ -136,7 +136,8 @@ def _attempt(fig: Dict[str, Any], step: Dict[str, Any], step_id: str, sid: str, 
     if open_bar is not None:
         _leave(fig, open_bar)
     since = fig["next"][1] if fig["next"][0] == step_id else None
-    candidates = [x for x in (since, _run_start(fig, sid)) if x is not None and x <= t]
+    previous = bars[-1][2] if bars and bars[-1][2] is not None else None  # a retry starts when the last try ended
+    candidates = [x for x in (since, _run_start(fig, sid), previous) if x is not None and x <= t]
     start = t if status == "running" or not candidates else max(candidates)
     bars.append([sid, start, None if status == "running" else t, status, number])
     if len(bars) > KEEP_BARS:

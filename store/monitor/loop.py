@@ -87,6 +87,7 @@ def stop(job: Job, session: str, transcript: str, background: int = 0) -> Answer
             reason += "\n" + "\n".join(a.model for a in new)
         else:
             alerts.defer(counters, new)
+        person = alerts.for_person(new, alerts.take_pending_person(counters))
         mine = counters.setdefault("stops", {}).setdefault(session or "-", {"blocks": 0, "seq": -1})
         log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
         if log:
@@ -94,7 +95,7 @@ def stop(job: Job, session: str, transcript: str, background: int = 0) -> Answer
         save_counters(layout, counters)
     if log and job.next is not None:
         journal.append(layout, job.next.id, "stop", f"session ended with {job.next.id} still NEXT: {why}")
-    return Answer(reason, alerts.for_person(new))
+    return Answer(reason, person)
 
 
 def decide(job: Job, session: str, transcript: str, background: int = 0) -> Optional[str]:

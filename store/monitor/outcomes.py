@@ -74,11 +74,12 @@ def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:
 
 
 class Observed(Value):
-    __slots__ = ("model", "person")
+    __slots__ = ("model", "person", "earlier")
 
-    def __init__(self, model: List[str], person: List[Any]) -> None:
+    def __init__(self, model: List[str], person: List[Any], earlier: List[str]) -> None:
         self.model = model  # texts for the model: reminders at every threshold, and alerts waiting for it
         self.person = person  # the alerts (store.monitor.alerts.Alert) raised by this outcome, once each
+        self.earlier = earlier  # the person's texts of alerts raised where no person could see them
 
 
 def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float]) -> List[str]:
@@ -106,8 +107,9 @@ def observe(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limit
         for line in alerts.lines(new, str(event.get("session") or ""), now):
             append_event(layout, line)
         model = alerts.take_pending(c) + model + [a.model for a in new if a.kind in ("no-progress", "limit")]
+        earlier = alerts.take_pending_person(c)
         save_counters(layout, c)
-    return Observed(model, new)
+    return Observed(model, new, earlier)
 
 
 def _thresholds(c: Dict[str, Any], event: Mapping[str, Any], step: str, limits: Mapping[str, float],

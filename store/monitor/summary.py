@@ -32,13 +32,28 @@ def job_id(job: Job) -> str:
     return job.plan.job or os.path.basename(os.path.abspath(str(job.layout.project))) or "job"
 
 
-def _attempts(entry: Mapping[str, Any], views: Mapping[str, Mapping[str, Any]]) -> List[Dict[str, Any]]:
+def _attempts(fig: Mapping[str, Any], step_id: str, entry: Mapping[str, Any], views: Mapping[str, Mapping[str, Any]],
+              waits: Sequence[Tuple[float, float]]) -> List[Dict[str, Any]]:
+    """The step's attempts: each recorded one, and the work of a session that spent tokens or tool
+    calls on the step and ended without recording it (left running, or still open)."""
     out = []
     for sid, start, end, outcome, number in entry.get("bars", ()):
         if end is None and views.get(sid, {}).get("ended", "open") != "open":
             outcome, end = "left", max(epoch(views[sid].get("end")) or start, start)
         out.append({"n": number, "session": sid or None, "start": when(start), "end": when(end), "outcome": outcome})
-    return out
+    recorded = {bar[0] for bar in entry.get("bars", ())}
+    for sid, counts in (entry.get("by") or {}).items():
+        view = views.get(sid)
+        if sid in recorded or view is None or not (sum(counts[:4]) or counts[4]):
+            continue
+        end = epoch(view["end"]) if view["ended"] != "open" else None
+        if end is not None and any(a <= end <= b for a, b in waits):
+            continue  # the session ended while the step waited for a person: nothing was left running
+        since = max((t for t, s in fig["history"] if s == step_id and (end is None or t <= end)), default=None)
+        start = max(x for x in (since, epoch(view["start"]), 0.0) if x is not None)
+        out.append({"n": 0, "session": sid, "start": when(start),
+                    "end": when(end), "outcome": "left" if end is not None else "running"})
+    return sorted(out, key=lambda a: (a["start"] or "", a["end"] or "~"))
 
 
 def _step(job: Job, fig: Mapping[str, Any], step_id: str, views: Mapping[str, Mapping[str, Any]],
@@ -48,15 +63,14 @@ def _step(job: Job, fig: Mapping[str, Any], step_id: str, views: Mapping[str, Ma
     entry = fig["steps"].get(step_id) or {}
     shares = {sid: weight(counts[:4]) for sid, counts in (entry.get("by") or {}).items()}
     share = costs.step_cost(shares, session_costs, rate)
-    attempts = _attempts(entry, views)
-    wait = float(entry.get("wait") or 0.0)
-    attempts += [{"n": 0, "session": None, "start": when(s), "end": when(e), "outcome": "waiting"}
-                 for sid, s, e in fig["waits"] if sid == step_id]
+    waits = [(s, e) for sid, s, e in fig["waits"] if sid == step_id]
     if job.next is not None and job.next.id == step_id and job.waiting_for_approval():
         since = fig["next"][1] if fig["next"][1] is not None else fig["first"]
-        if since is not None:
-            wait += max(now - since, 0.0)
-            attempts.append({"n": 0, "session": None, "start": when(since), "end": None, "outcome": "waiting"})
+        waits += [(since, now)] if since is not None else []
+    attempts = _attempts(fig, step_id, entry, views, waits)
+    wait = float(entry.get("wait") or 0.0) + (max(now - waits[-1][0], 0.0) if waits and waits[-1][1] == now else 0.0)
+    attempts += [{"n": 0, "session": None, "start": when(s), "end": when(e) if e != now else None,
+                  "outcome": "waiting"} for s, e in waits]
     attempt = int(info.get("attempt") or 0)
     return {"id": step_id, "title": plan_step.title if plan_step else "",
             "phase": plan_step.phase if plan_step else None,

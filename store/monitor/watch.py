@@ -115,17 +115,24 @@ def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
     return out
 
 
-def session_ended(job: Job, session: str, transcript: str, reason: str) -> Tuple[Optional[str], int]:
-    """Note the end and fold the session's last lines (its cost is written just before); return the
-    person's alert text (or ``None``) and how many alerts were raised."""
-    layout = job.layout
+def session_ended(layout: Layout, session: str, transcript: str, reason: str) -> None:
+    """Note the end. The rest (folding the cost Claude Code wrote just before, raising alerts,
+    exporting) runs detached: Claude Code gives a plugin's SessionEnd hook about 1.5 s."""
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.hooks_lock):
         append_event(layout, {"kind": "session", "event": "end", "ts": now_iso(), "session": session,
-                              "reason": reason[:40]})
+                              "reason": reason[:40], "transcript": transcript})
+
+
+def settle(job: Job, person_sees: bool = False) -> Tuple[Dict[str, Any], List[Alert]]:
+    """Catch the figures up with everything and raise the conditions that hold (for ``baton status``
+    and after a session ended). Alerts go to the model at its next hook, and to the person at the
+    next hook that can show them unless ``person_sees`` (the caller shows them)."""
+    layout = job.layout
+    with durable.locked(layout.hooks_lock):
         counters = read_counters(layout)
-        fig = catch_up(job, counters, session, transcript)
-        new = raise_fresh(job, counters, conditions(job, counters, fig), session)
-        alerts.defer(counters, new)
+        fig = catch_up(job, counters, "", "")
+        new = raise_fresh(job, counters, conditions(job, counters, fig), "")
+        alerts.defer(counters, new, person=not person_sees)
         save_counters(layout, counters)
-    return alerts.for_person(new), len(new)
+    return fig, new

@@ -37,8 +37,9 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "no_progress_minutes": "minutes without a step or approval record before an alert",
 }
-FLOAT_LIMITS = ("cost_usd", "wall_minutes")
+FLOAT_LIMITS = ("cost_usd", "wall_minutes", "no_progress_minutes")
 
 
 class PlanError(BatonError):

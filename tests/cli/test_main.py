@@ -202,7 +202,7 @@ def test_status_text(baton: Baton, sandbox: Sandbox) -> None:
     assert lines[1] == "next   b, attempt 1" or lines[1].startswith("next   b, attempt 1, ")
     assert "cost   unknown: no session has reported its cost yet" in run.out
     assert "work   1 retry, 0 files changed" in lines
-    assert "seen   2 sessions (latest 2: sess-one open, sess-two open)" in lines
+    assert any(line.startswith("seen   2 sessions (latest 2: sess-one ") for line in lines)
     table = lines[lines.index("") + 1:]
     assert table[0].split() == ["step", "status", "try", "calls", "fail", "tokens", "cost"]
     assert [row.split()[:3] for row in table[1:4]] == [["a", "done", "2"], [">", "b", "running"], ["c", "pending", "0"]]

@@ -279,3 +279,40 @@ def test_folding_piece_by_piece_gives_what_folding_at_once_gives(layout: Layout,
     assert {k: step_by_step[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
         k: at_once[k] for k in ("tokens", "turns", "tools", "cost", "sessions")}
     assert at_once["tokens"]["total"] == 33 + 9 + 300 + 15 and at_once["cost"]["complete"]
+
+
+def test_unrecorded_work_shows_as_left_running_and_a_retry_starts_when_the_last_try_ended(
+        layout: Layout, tmp_path: Path) -> None:
+    plan(layout, {"steps": ["a", "b", {"id": "c", "approval": True}]})
+    path = tmp_path / "s.jsonl"
+    started(layout, A, "2026-11-30T10:00:00Z", path)
+    record(layout, "a", "failed", "2026-11-30T10:00:10Z")
+    record(layout, "a", "done", "2026-11-30T10:00:20Z")
+    write(path, assistant("m1", "r1", usage(5, 5), "2026-11-30T10:00:25Z"))  # a turn on b, never recorded
+    ended(layout, A, "2026-11-30T10:00:30Z")
+    started(layout, B, "2026-11-30T11:00:00Z", tmp_path / "b.jsonl")
+    write(tmp_path / "b.jsonl", assistant("m2", "r2", usage(5, 5), "2026-11-30T11:00:02Z"))  # a turn on c: waiting
+    record(layout, "b", "done", "2026-11-30T11:00:01Z", session=B)
+    ended(layout, B, "2026-11-30T11:00:05Z")
+    by_step = steps(status(layout))
+    assert [(x["start"], x["end"], x["outcome"]) for x in by_step["a"]["attempts"]] == [
+        ("2026-11-30T10:00:00Z", "2026-11-30T10:00:10Z", "failed"),
+        ("2026-11-30T10:00:10Z", "2026-11-30T10:00:20Z", "done")]
+    assert [(x["n"], x["session"], x["end"], x["outcome"]) for x in by_step["b"]["attempts"]] == [
+        (0, A, "2026-11-30T10:00:30Z", "left"), (1, B, "2026-11-30T11:00:01Z", "done")]
+    assert [x["outcome"] for x in by_step["c"]["attempts"]] == ["waiting"], "a step waiting for a person was not left"
+
+
+def test_a_copied_state_folder_is_not_counted_twice(layout: Layout, tmp_path: Path) -> None:
+    import shutil
+
+    plan(layout, ["a"])
+    for i in range(5):
+        tool(layout, "a", f"2026-11-30T10:00:0{i}Z", ok=i != 2)
+    assert status(layout)["tools"]["calls"] == 5
+    copy = tmp_path / "restored"
+    shutil.copytree(layout.project, copy)  # new inodes, same bytes: a backup restored, a folder moved
+    moved = Layout(copy / ".baton", copy)
+    tool(moved, "a", "2026-11-30T10:00:09Z")
+    data = status(moved)
+    assert (data["tools"]["calls"], data["tools"]["failures"]) == (6, 1)

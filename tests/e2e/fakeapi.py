@@ -6,7 +6,9 @@ in order. Each main-conversation request (one whose body has a `tools` array) co
 next turn of the script; the others (titles, summaries) get a short plain answer. A turn is
 a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which blocks that
 request until `release()` or `stop()`. When the script runs out, the answer is the text
-"(script exhausted)" with stop_reason end_turn, so a session always ends.
+"(script exhausted)" with stop_reason end_turn, so a session always ends. Every answer reports
+the token usage `usage(entry)` gives (default 10 in, 10 out); `reported` lists what each answer
+that reached the client reported, with its request's kind.
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ class FakeAPI:
         self._turns_served = 0
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
+        self.usage: Callable[[LoggedRequest], dict[str, int]] | None = None
+        self.reported: list[tuple[str, dict[str, int]]] = []  # (request kind, usage) of answers delivered
 
     def start(self) -> FakeAPI:
         """Listen on a free port of 127.0.0.1 and serve from a background thread."""
@@ -197,14 +201,22 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(404, "application/json", b'{"type":"error"}')
             elif body.get("stream"):
                 model = str(body.get("model", "claude-test"))
-                self._send(
-                    200, "text/event-stream", sse_events(self.fake.answer(body, entry), model)
-                )
+                blocks = self.fake.answer(body, entry)
+                usage = self._usage(entry)
+                self._send(200, "text/event-stream", sse_events(blocks, model, usage))
+                self.fake.reported.append((kind, usage))
             else:
-                answer = message(self.fake.answer(body, entry), str(body.get("model")))
+                blocks = self.fake.answer(body, entry)
+                usage = self._usage(entry)
+                answer = message(blocks, str(body.get("model")), usage)
                 self._send(200, "application/json", json.dumps(answer).encode())
+                self.fake.reported.append((kind, usage))
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away, e.g. a test killed the CLI
+
+    def _usage(self, entry: LoggedRequest) -> dict[str, int]:
+        usage = self.fake.usage(entry) if self.fake.usage is not None else None
+        return dict(usage or {"input_tokens": 10, "output_tokens": 10})
 
     def _send(self, status: int, content_type: str, payload: bytes) -> None:
         self.send_response(status)

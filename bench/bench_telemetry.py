@@ -13,8 +13,8 @@ collectors, interleaved run by run so a noisy moment hits all four:
 
 With telemetry on, a hook only starts a detached sender and returns; the target is that a collector
 that is down or slow changes no hook's median by more than 2 ms compared with a healthy one.
-Before each run the sender of the previous one is waited for (at most the export timeout, set to
-1 s here), so every run pays for starting a sender, the most a hook ever pays. Each run's answer is
+Before each run the detached processes of the previous one are waited for (a sender gives up after
+the export timeout, set to 1 s here), so every run pays for starting one, the most a hook pays. Each run's answer is
 checked. Two job sizes: a small one (40 steps, one session) and a large one (1,000 steps, 200
 sessions), whose figures file the Stop hook reads and writes. Standard library only; Linux.
 
@@ -174,12 +174,14 @@ def reset(layout: Layout, event: str, counters: Dict[str, Any]) -> None:
     layout.counters.write_text(json.dumps(state))
 
 
-def wait_for_sender(layout: Layout, limit: float = 10.0) -> None:
+def wait_for_detached(layout: Layout, limit: float = 10.0) -> None:
+    """Wait until no detached process of the last run (a sender, or the work after SessionEnd)
+    holds the export lock or the hooks' lock, so that no run shares the machine with it."""
     deadline = time.monotonic() + limit
-    lock = exporting.lock_path(layout)
-    while lock.exists() and exporting._busy(lock) and time.monotonic() < deadline:  # noqa: SLF001
-        time.sleep(0.02)
-    time.sleep(0.05)  # the sender may be about to take the lock: give it the time to show
+    time.sleep(0.3)  # a detached process needs this long to start and take its lock
+    for lock in (layout.hooks_lock, exporting.lock_path(layout)):
+        while lock.exists() and exporting._busy(lock) and time.monotonic() < deadline:  # noqa: SLF001
+            time.sleep(0.02)
 
 
 def run_hook(argv: Sequence[str], stdin: bytes, env: Dict[str, str], cwd: Path) -> Tuple[float, float, bytes]:
@@ -231,8 +233,8 @@ def measure(project: Path, runs: int, endpoints: Dict[str, str], python: str) ->
                 env = dict(base)
                 if collector != "off":
                     env.update(BATON_TELEMETRY="1", OTEL_EXPORTER_OTLP_ENDPOINT=endpoints[collector])
+                wait_for_detached(layout)
                 reset(layout, event, prepared["counters"])
-                wait_for_sender(layout)
                 took, cpu, out = run_hook(argv, stdin, env, project)
                 check(event, out, layout)
                 if attempt:

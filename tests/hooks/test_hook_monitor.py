@@ -195,3 +195,31 @@ def test_an_alert_raised_as_a_session_stops_reaches_the_next_sessions_model(hook
     assert context.startswith("baton: the job reached its limit (turns 1 of 1); only reading is allowed now.")
     assert "NEXT: a" in context
     assert not hook("SessionStart", payload("session_start_startup")).context.startswith("baton: the job"), "once"
+
+
+def test_a_stop_never_waits_for_a_collector_that_does_not_answer(subproc: Hook, job: JobDir,
+                                                                   payload: Payloads) -> None:
+    """The hook has returned its answer while the sender it started still waits for the collector."""
+    import socket
+
+    from store.monitor import exporting
+
+    job.plan(["a", "b"])
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)
+    try:
+        env = {**{k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}, "BATON_TELEMETRY": "1",
+               "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{silent.getsockname()[1]}",
+               "OTEL_EXPORTER_OTLP_TIMEOUT": "30000"}
+        result = subproc("Stop", payload("stop"), env=env)
+        assert "NEXT: a." in result.reason
+        lock = exporting.lock_path(job.layout)
+        deadline = time.monotonic() + 20
+        while not (lock.exists() and exporting._busy(lock)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert exporting._busy(lock), "a detached sender holds the export lock, waiting for the collector"
+        conn, _ = silent.accept()  # the sender's request, never answered
+        conn.close()
+    finally:
+        silent.close()

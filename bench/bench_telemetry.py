@@ -48,7 +48,7 @@ from bench_hooks import hook_command, resolve_interpreter, transcript_text  # no
 from bench_store import REPO, BenchError, machine, progress, revision  # noqa: E402
 from jobs import write_job  # noqa: E402
 
-from store.monitor import exporting, figures  # noqa: E402
+from store.monitor import exporting, figures, launch  # noqa: E402
 from store.state import journal  # noqa: E402
 from store.state.job import Job  # noqa: E402
 from store.state.location import Layout  # noqa: E402
@@ -180,7 +180,7 @@ def wait_for_detached(layout: Layout, limit: float = 10.0) -> None:
     deadline = time.monotonic() + limit
     time.sleep(0.3)  # a detached process needs this long to start and take its lock
     for lock in (layout.hooks_lock, exporting.lock_path(layout)):
-        while lock.exists() and exporting._busy(lock) and time.monotonic() < deadline:  # noqa: SLF001
+        while lock.exists() and launch.busy(lock) and time.monotonic() < deadline:
             time.sleep(0.02)
 
 

@@ -60,8 +60,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if seen.model:
         answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(seen.model)[:2000]}
     if seen.person or seen.earlier:
-        from store.monitor import alerts, exporting
+        from store.monitor import alerts, launch
 
         answer["systemMessage"] = alerts.for_person(seen.person, seen.earlier)
-        exporting.kick(layout, env)
+        launch.kick(layout, env)
     return answer or None

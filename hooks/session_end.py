@@ -8,7 +8,7 @@ Claude Code gives a plugin's SessionEnd hook about 1.5 s, so the hook itself onl
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
-from store.monitor import exporting, watch
+from store.monitor import launch, watch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,5 +21,5 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         return None
     watch.session_ended(layout, session_of(payload, env), watch.transcript_of(payload.get("transcript_path")),
                         str(payload.get("reason") or "other"))
-    exporting.detach(layout, env, "settle")
+    launch.detach(layout, env, "settle")
     return None

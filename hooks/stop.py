@@ -6,7 +6,7 @@ Not while a background subagent still runs: the session is not over then (see ``
 from __future__ import annotations
 
 from hooks.context import layout_for, session_of
-from store.monitor import exporting, loop
+from store.monitor import launch, loop
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -34,5 +34,5 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     out: Dict[str, Any] = {"decision": "block", "reason": answer.reason} if answer.reason else {}
     if answer.person:
         out["systemMessage"] = answer.person
-    exporting.kick(layout, env)
+    launch.kick(layout, env)
     return out or None

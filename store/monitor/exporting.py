@@ -1,18 +1,14 @@
-"""Sending a job's figures to an OpenTelemetry collector, off every hook's critical path.
+"""Sending a job's figures to an OpenTelemetry collector: what is new, posted with a short timeout.
 
-A hook only calls :func:`kick`: when ``BATON_TELEMETRY=1`` and no sender is running, it starts a
-detached sender process (its own session, stdio on ``/dev/null``) and returns at once; a hook
-never waits for the network. The sender catches the figures up, posts what is new with a short
-timeout, and moves ``.baton/monitor/telemetry.json`` on only for what the collector accepted:
-metrics are cumulative and events wait in the ledger and the figures, so whatever a collector
-that is down or slow did not take is sent by a later export.
+Runs in a detached process (see :mod:`store.monitor.launch`) or for ``baton export``, never in a
+hook. ``.baton/monitor/telemetry.json`` moves on only for what the collector accepted: metrics
+are cumulative and events wait in the ledger and the figures, so whatever a collector that is down
+or slow did not take is sent by a later export.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 import time
 from pathlib import Path
 
@@ -27,9 +23,6 @@ if TYPE_CHECKING:
 
 MAX_POINTS = 2000  # data points per request
 MAX_RECORDS = 1000  # log records per request
-LAUNCH = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom store.monitor.exporting import main\n"
-          "sys.exit(main(sys.argv[2:]))\n")
-PLUGIN_ROOT = Path(__file__).resolve().parents[2]
 
 
 def state_path(layout: Layout) -> Path:
@@ -48,58 +41,6 @@ def load_state(layout: Layout) -> Dict[str, Any]:
     base: Dict[str, Any] = {"rev": 0, "ledger": 0, "alerts": 0, "runs": {}, "ok": None, "error": None,
                             "tried": None, "metrics": 0, "logs": 0}
     return {**base, **data} if isinstance(data, dict) else base
-
-
-def _busy(lock: Path) -> bool:
-    """Whether a sender holds the export lock now (never waits for it)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no lock, at most a duplicate export
-        return False
-    fd = os.open(str(lock), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
-
-
-def kick(layout: Layout, env: Mapping[str, str]) -> bool:
-    """Start a detached sender when telemetry is on and none is running; True when one started."""
-    if not telemetry.enabled(env):
-        return False
-    try:
-        figures.folder(layout).mkdir(parents=True, exist_ok=True)
-        if _busy(lock_path(layout)):
-            return False
-    except OSError:
-        return False
-    return detach(layout, env, "export")
-
-
-def detach(layout: Layout, env: Mapping[str, str], task: str) -> bool:
-    """Start ``task`` ("export", or "settle": catch the figures up, raise alerts, then export when
-    telemetry is on) in a process of its own that the hook does not wait for."""
-    argv = [sys.executable, "-S", "-c", LAUNCH, str(PLUGIN_ROOT), str(layout.root), str(layout.project), task]
-    try:
-        _spawn(argv, dict(env))
-    except OSError:
-        return False  # not this time; the next hook, or `baton status`, catches up and nothing is lost
-    return True
-
-
-def _spawn(argv: List[str], env: Dict[str, str]) -> None:
-    if hasattr(os, "posix_spawn"):
-        quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-        os.posix_spawn(argv[0], argv, env, file_actions=quiet, setsid=True)
-        return
-    import subprocess  # pragma: no cover - Windows
-
-    flags = getattr(subprocess, "DETACHED_PROCESS", 0) | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
-    subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,  # pragma: no cover
-                     stderr=subprocess.DEVNULL, close_fds=True, creationflags=flags)
 
 
 def post(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout: float) -> Tuple[bool, bool, str]:
@@ -238,7 +179,7 @@ def _sizes(layout: Layout) -> Tuple[int, ...]:
 
 
 def run(layout: Layout, env: Mapping[str, str], rounds: int = 3) -> Optional[Outcome]:
-    """The detached sender: export under the lock, again while new records keep arriving."""
+    """Export under the lock (one sender at a time), again while new records keep arriving."""
     figures.folder(layout).mkdir(parents=True, exist_ok=True)
     outcome = None
     for _ in range(rounds):
@@ -248,31 +189,6 @@ def run(layout: Layout, env: Mapping[str, str], rounds: int = 3) -> Optional[Out
         if outcome.error or _sizes(layout) == seen:
             break
     return outcome
-
-
-def main(argv: Sequence[str]) -> int:
-    """``<state dir> <project dir> [export|settle]``: one detached task; never prints, exits 0."""
-    from store.state.location import Layout
-
-    layout = Layout(Path(argv[0]), Path(argv[1]))
-    task = argv[2] if len(argv) > 2 else "export"
-    try:
-        if task == "settle":
-            _settle(layout)
-            if not telemetry.enabled(os.environ):
-                return 0
-        if not _busy(lock_path(layout)):
-            run(layout, os.environ)
-    except Exception as exc:  # noqa: BLE001 - a detached process has no one to tell but the export state
-        note_error(layout, f"{task}: {type(exc).__name__}: {exc}")
-    return 0
-
-
-def _settle(layout: Layout) -> None:
-    from store.monitor import watch
-    from store.state.job import Job
-
-    watch.settle(Job(layout, os.environ))
 
 
 def note_error(layout: Layout, text: str) -> None:

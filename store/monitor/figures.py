@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from store.base import durable
-from store.monitor import fold, transcript
+from store.monitor import fold, tally, transcript
 from store.monitor.clock import epoch
 from store.state.ledger import GENESIS, iter_lines
 from store.state.location import Layout
@@ -166,7 +166,7 @@ def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
 def fold_events(fig: Dict[str, Any], layout: Layout) -> None:
     """Apply only the new events (before ``events.jsonl`` is rotated away)."""
     for event in _new_events(fig, layout):
-        fold.apply_event(fig, event)
+        tally.apply_event(fig, event)
 
 
 def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str, Any]],
@@ -186,13 +186,13 @@ def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str
         if kind == 0:
             fold.apply_record(fig, item, order, approval, validated)
         elif kind == 1:
-            fold.apply_event(fig, item)
+            tally.apply_event(fig, item)
         elif kind == 2:
-            fold.apply_message(fig, item[0], item[2], item[1])
+            tally.apply_message(fig, item[0], item[2], item[1])
         else:
-            fold.apply_refusal(fig, None if t == later else t, item)
+            tally.apply_refusal(fig, None if t == later else t, item)
     for sid, _, reading in readings:
-        fold.apply_costs(fig, sid, reading)
+        tally.apply_costs(fig, sid, reading)
 
 
 def register(fig: Dict[str, Any], session: str, path: str) -> None:

@@ -11,7 +11,7 @@ import os
 import time
 
 from store.base import durable
-from store.monitor import alerts, figures, limits
+from store.monitor import alerts, limits
 from store.monitor.alerts import Alert
 from store.monitor.outcomes import append_event, read_counters, save_counters
 from store.state.journal import now_iso
@@ -55,6 +55,8 @@ def note_totals(counters: Dict[str, Any], fig: Dict[str, Any]) -> None:
 def catch_up(job: Job, counters: Dict[str, Any], session: str, transcript: str) -> Dict[str, Any]:
     """Fold what the session (and the ledger, and the events) added; save; update ``counters``.
     The caller holds ``hooks.lock``."""
+    from store.monitor import figures  # not on SessionStart's path, which only notes the start
+
     fig = figures.load(job.layout)
     if transcript:
         figures.register(fig, session, transcript)

@@ -202,7 +202,7 @@ def test_a_stop_never_waits_for_a_collector_that_does_not_answer(subproc: Hook, 
     """The hook has returned its answer while the sender it started still waits for the collector."""
     import socket
 
-    from store.monitor import exporting
+    from store.monitor import exporting, launch
 
     job.plan(["a", "b"])
     silent = socket.socket()
@@ -216,9 +216,9 @@ def test_a_stop_never_waits_for_a_collector_that_does_not_answer(subproc: Hook, 
         assert "NEXT: a." in result.reason
         lock = exporting.lock_path(job.layout)
         deadline = time.monotonic() + 20
-        while not (lock.exists() and exporting._busy(lock)) and time.monotonic() < deadline:
+        while not (lock.exists() and launch.busy(lock)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert exporting._busy(lock), "a detached sender holds the export lock, waiting for the collector"
+        assert launch.busy(lock), "a detached sender holds the export lock, waiting for the collector"
         conn, _ = silent.accept()  # the sender's request, never answered
         conn.close()
     finally:

@@ -17,7 +17,7 @@ import jobs
 import pytest
 from collector import Rotel, free_port, json_bodies, latest, points
 
-from store.monitor import exporting, telemetry
+from store.monitor import launch, telemetry
 from store.state.location import Layout
 
 if TYPE_CHECKING:
@@ -207,7 +207,7 @@ def test_nothing_is_sent_or_started_when_telemetry_is_off(project: Path, monkeyp
     listener.settimeout(1.0)
     endpoint = f"http://127.0.0.1:{listener.getsockname()[1]}"
     try:
-        assert exporting.kick(layout, {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}) is False
+        assert launch.kick(layout, {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}) is False
         with pytest.raises(socket.timeout):
             listener.accept()
     finally:

@@ -114,4 +114,4 @@ def test_status_command_shows_progress_without_a_model_call(
     assert [line.split()[:3] for line in steps] == [
         ["a", "done", "1"], [">", "b", "running"], ["c", "pending", "0"], ["d", "pending", "0"],
     ]
-    assert any(line.startswith("seen   1 session") for line in lines)
+    assert any(line.startswith("seen   2 sessions") for line in lines), "the /baton:record run, and this one"

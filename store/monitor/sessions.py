@@ -27,24 +27,21 @@ def when(seconds: Optional[float]) -> Optional[str]:
     return iso(seconds) if seconds is not None else None
 
 
-def ended(sid: str, entry: Mapping[str, Any], sessions: Mapping[str, Mapping[str, Any]]) -> str:
-    """How the session's latest run ended: the runner's word, Claude Code's reason, open or lost."""
+def ended(sid: str, entry: Mapping[str, Any], latest_start: float) -> str:
+    """How the session's latest run ended: the runner's word, Claude Code's reason, open, or lost
+    (``latest_start``: when the latest other session began)."""
     run = entry.get("run") or {}
     if run.get("ended"):
         return str(run["ended"])
     runs = entry.get("runs") or []
     if runs and runs[-1][1] is not None:
         return str(runs[-1][2] or "other")
-    last = entry.get("last") or 0.0
-    later = any(other.get("first") is not None and other["first"] > last
-                for key, other in sessions.items() if key != sid)
-    return "lost" if later else "open"
+    return "lost" if latest_start > (entry.get("last") or 0.0) else "open"
 
 
-def view(sid: str, entry: Mapping[str, Any], sessions: Mapping[str, Mapping[str, Any]],
-         cost: SessionCost) -> Dict[str, Any]:
+def view(sid: str, entry: Mapping[str, Any], latest_start: float, cost: SessionCost) -> Dict[str, Any]:
     runs = entry.get("runs") or []
-    how = ended(sid, entry, sessions)
+    how = ended(sid, entry, latest_start)
     start = runs[0][0] if runs else entry.get("first")
     end = runs[-1][1] if runs and runs[-1][1] is not None else (entry.get("last") if how != "open" else None)
     shown_runs = [{"start": when(r[0]), "end": when(r[1] if r[1] is not None or how == "open" else entry.get("last")),
@@ -62,4 +59,9 @@ def views(fig: Mapping[str, Any], costs: Mapping[str, SessionCost]) -> List[Dict
     """Every session, in the order they were first seen."""
     sessions = fig["sessions"]
     ordered = sorted(sessions, key=lambda s: sessions[s].get("first") or 0.0)
-    return [view(sid, sessions[sid], sessions, costs[sid]) for sid in ordered]
+    starts = [sessions[s].get("first") or 0.0 for s in ordered]
+    out = []
+    for index, sid in enumerate(ordered):  # the latest start among the others: the last, or the one before
+        latest = starts[-1] if index != len(ordered) - 1 else (starts[-2] if len(starts) > 1 else 0.0)
+        out.append(view(sid, sessions[sid], latest, costs[sid]))
+    return out

@@ -28,9 +28,12 @@ TOKEN_TYPES = ("input", "output", "cacheRead", "cacheCreation")  # the names Cla
 STEP_EVENTS = ("running", "done", "failed", "skipped")
 
 
-def _step_attrs(job_id: str, plan: Plan, step_id: str) -> Dict[str, Any]:
-    step = plan.step(step_id)
-    return {"baton.job.id": job_id, "baton.step.id": step_id, "baton.step.phase": step.phase if step else None}
+def _step_attrs(job_id: str, phases: Mapping[str, Optional[str]], step_id: str) -> Dict[str, Any]:
+    return {"baton.job.id": job_id, "baton.step.id": step_id, "baton.step.phase": phases.get(step_id)}
+
+
+def _phases(plan: Plan) -> Dict[str, Optional[str]]:
+    return {step.id: step.phase for step in plan.steps}
 
 
 def _job_points(data: Mapping[str, Any], job_id: str, start: float, now: float) -> List[Dict[str, Any]]:
@@ -60,6 +63,7 @@ def _changed(entry: Mapping[str, Any], since: int) -> bool:
 def _step_points(fig: Mapping[str, Any], plan: Plan, job_id: str, since: int,
                  start: float, now: float) -> List[Dict[str, Any]]:
     session_costs = costs.session_costs(fig["sessions"])
+    phases = _phases(plan)
     tokens: List[Point] = []
     calls: List[Point] = []
     failures: List[Point] = []
@@ -72,7 +76,7 @@ def _step_points(fig: Mapping[str, Any], plan: Plan, job_id: str, since: int,
         fresh = _changed(entry, since) or any(_changed(fig["sessions"].get(s) or {}, since) for s in by)
         if not fresh:
             continue
-        attrs = _step_attrs(job_id, plan, step_id)
+        attrs = _step_attrs(job_id, phases, step_id)
         waits.append(Point(attrs, float(entry.get("wait") or 0.0)))
         files.append(Point(attrs, int(entry.get("changed") or 0)))
         retries.append(Point(attrs, max(int(entry.get("attempt") or 0) - 1, 0)))
@@ -118,7 +122,7 @@ def metrics(fig: Mapping[str, Any], data: Mapping[str, Any], plan: Plan, since: 
 def _record_event(record: Mapping[str, Any], plan: Plan, job_id: str, now: float) -> Optional[Dict[str, Any]]:
     status, step_id = str(record.get("status")), str(record.get("step", ""))
     when = epoch(record.get("ts")) or now
-    attrs = {**_step_attrs(job_id, plan, step_id), "session.id": record.get("session") or None}
+    attrs = {**_step_attrs(job_id, _phases(plan), step_id), "session.id": record.get("session") or None}
     if status in STEP_EVENTS:
         note = str(record.get("note") or "")
         return log_record("baton.step.recorded", f"{step_id} {status} (attempt {record.get('attempt')})"

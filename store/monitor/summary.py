@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
     from store.state.job import Job
+    from store.state.plan import Step
 
 SCHEMA, VERSION = "baton.status", 1
 
@@ -56,9 +57,9 @@ def _attempts(fig: Mapping[str, Any], step_id: str, entry: Mapping[str, Any], vi
     return sorted(out, key=lambda a: (a["start"] or "", a["end"] or "~"))
 
 
-def _step(job: Job, fig: Mapping[str, Any], step_id: str, views: Mapping[str, Mapping[str, Any]],
+def _step(job: Job, fig: Mapping[str, Any], plan_step: Step, views: Mapping[str, Mapping[str, Any]],
           session_costs: Mapping[str, costs.SessionCost], rate: Optional[float], now: float) -> Dict[str, Any]:
-    plan_step = job.plan.step(step_id)
+    step_id = plan_step.id
     info = job.snap.steps.get(step_id, {})
     entry = fig["steps"].get(step_id) or {}
     shares = {sid: weight(counts[:4]) for sid, counts in (entry.get("by") or {}).items()}
@@ -72,10 +73,9 @@ def _step(job: Job, fig: Mapping[str, Any], step_id: str, views: Mapping[str, Ma
     attempts += [{"n": 0, "session": None, "start": when(s), "end": when(e) if e != now else None,
                   "outcome": "waiting"} for s, e in waits]
     attempt = int(info.get("attempt") or 0)
-    return {"id": step_id, "title": plan_step.title if plan_step else "",
-            "phase": plan_step.phase if plan_step else None,
+    return {"id": step_id, "title": plan_step.title, "phase": plan_step.phase,
             "status": info.get("status", "pending"), "attempt": attempt, "ts": info.get("ts"),
-            "note": info.get("note", ""), "approval": bool(plan_step and plan_step.needs_approval),
+            "note": info.get("note", ""), "approval": plan_step.needs_approval,
             "approved": job.approved(step_id), "retries": max(attempt - 1, 0),
             "calls": int(entry.get("calls") or 0), "failures": int(entry.get("failures") or 0),
             "last_error": entry.get("error") and _error(entry["error"]), "refusals": int(entry.get("refusals") or 0),
@@ -113,6 +113,28 @@ def done_costs(steps: Sequence[Mapping[str, Any]]) -> Tuple[List[float], bool]:
     return [weight([s["tokens"][k] for k in KINDS]) for s in done], False
 
 
+def cost_outlook(job: Job, fig: Mapping[str, Any]) -> Dict[str, Any]:
+    """Just what the cost alerts read (``next``, ``cost``, and per step ``status``, ``ts``, ``tokens``,
+    ``cost_estimated_usd``), without the rest of the document: a Stop hook computes it every turn."""
+    session_costs = costs.session_costs(fig["sessions"])
+    rate = costs.rate_of(session_costs)
+    steps = []
+    for step in job.plan.steps:
+        info = job.snap.steps.get(step.id, {})
+        entry = fig["steps"].get(step.id) or {}
+        by = entry.get("by") or {}
+        shares = {sid: weight(counts[:4]) for sid, counts in by.items()}
+        steps.append({"status": info.get("status", "pending"), "ts": info.get("ts"),
+                      "tokens": tokens_of(entry.get("tokens") or [0, 0, 0, 0]),
+                      "cost_estimated_usd": costs.step_cost(shares, session_costs, rate)["estimated"]})
+    cost = costs.job_cost(session_costs, rate)
+    per_step, in_usd = done_costs(steps)
+    left = sum(1 for s in steps if s["status"] not in ("done", "skipped"))
+    cost.update(costs.projection(cost["estimated_usd"], per_step if in_usd else [], left),
+                limit_usd=job.plan.limits.get("cost_usd"))
+    return {"next": job.next.id if job.next else None, "cost": cost, "steps": steps}
+
+
 def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]] = (),
               now: Optional[float] = None) -> Dict[str, Any]:
     """The whole status document for ``job`` with figures ``fig`` (caught up by the caller)."""
@@ -121,7 +143,7 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
     rate = costs.rate_of(session_costs)
     session_views = sessions.views(fig, session_costs)
     by_id = {v["id"]: v for v in session_views}
-    steps = [_step(job, fig, sid, by_id, session_costs, rate, now) for sid in job.plan.ids]
+    steps = [_step(job, fig, step, by_id, session_costs, rate, now) for step in job.plan.steps]
     prog = progress(job.plan, job.snap)
     counts = {k: sum(1 for s in steps if s["status"] == k) for k in ("done", "skipped", "failed", "running", "pending")}
     cost = costs.job_cost(session_costs, rate)

@@ -75,9 +75,9 @@ def conditions(job: Job, counters: Dict[str, Any], fig: Optional[Dict[str, Any]]
         late = alerts.no_progress(job.plan.limits, progress_at, job.snap.progress_seq, step, time.time())
         holding += [late] if late else []
         if fig["steps"] and (job.plan.limits.get("cost_usd") or len(fig["status"]) >= 2):
-            from store.monitor.summary import summarize
+            from store.monitor.summary import cost_outlook
 
-            holding += cost_conditions(summarize(job, fig))
+            holding += cost_conditions(cost_outlook(job, fig))
     alerts.settle(counters, holding, "limit:", "cost-")
     return holding
 
@@ -92,7 +92,8 @@ def raise_fresh(job: Job, counters: Dict[str, Any], holding: List[Alert], sessio
 
 
 def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
-    """The cost alerts that hold for a status document (see :mod:`store.monitor.summary`)."""
+    """The cost alerts that hold, from :func:`store.monitor.summary.cost_outlook` (or the whole
+    status document, which holds the same fields)."""
     from store.monitor import costs, summary
 
     out = []

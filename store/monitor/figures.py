@@ -204,7 +204,8 @@ def register(fig: Dict[str, Any], session: str, path: str) -> None:
 
 def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = None) -> List[Tuple[str, bool, Any]]:
     """Read what the transcripts of ``sessions`` (all when ``None``) gained, subagents included,
-    moving their offsets on: ``(session, main transcript?, reading)`` for each that grew."""
+    moving their offsets on: ``(session, main transcript?, reading)`` for each chunk read. For one
+    session (a hook) one chunk per transcript; for all (``baton status``...) up to their ends."""
     known: Dict[str, List[Any]] = fig["transcripts"]
     for path, (sid, _, _) in list(known.items()):
         if "/subagents/" not in path.replace(os.sep, "/") and (sessions is None or sid in sessions):
@@ -214,14 +215,20 @@ def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = 
     for path, (sid, offset, recent) in list(known.items()):
         if sessions is not None and sid not in sessions:
             continue
-        try:
-            if os.stat(path).st_size == offset:
-                continue
-            reading = transcript.read(path, offset, recent)
-        except OSError:
-            continue
-        out.append((sid, "/subagents/" not in path.replace(os.sep, "/"), reading))
-        known[path] = [sid, reading.offset, reading.recent]
+        main = "/subagents/" not in path.replace(os.sep, "/")
+        while True:
+            try:
+                size = os.stat(path).st_size
+                if size == offset:
+                    break
+                reading = transcript.read(path, offset, recent)
+            except OSError:
+                break
+            out.append((sid, main, reading))
+            known[path] = [sid, reading.offset, reading.recent]
+            if sessions is not None or reading.offset in (offset, size):
+                break
+            offset, recent = reading.offset, reading.recent
     return out
 
 

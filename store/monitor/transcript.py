@@ -140,10 +140,11 @@ def _line(raw: bytes, reading: Reading) -> None:
         reading.last_ts = ts if reading.last_ts is None else max(reading.last_ts, ts)
 
 
-def read(path: str, offset: int = 0, recent: Optional[List[List[Any]]] = None, chunk: int = CHUNK) -> Reading:
+def read(path: str, offset: int = 0, recent: Optional[List[List[Any]]] = None, chunk: int = 0) -> Reading:
     """Everything counted in the complete lines of ``path`` from ``offset`` (at most ``chunk``
     bytes of them). A transcript that shrank is read from its new end: nothing is counted twice."""
     reading = Reading(offset, [list(item) for item in recent or ()])
+    chunk = chunk or CHUNK
     with open(path, "rb") as handle:
         size = handle.seek(0, 2)
         if size < offset:

@@ -316,3 +316,19 @@ def test_a_copied_state_folder_is_not_counted_twice(layout: Layout, tmp_path: Pa
     tool(moved, "a", "2026-11-30T10:00:09Z")
     data = status(moved)
     assert (data["tools"]["calls"], data["tools"]["failures"]) == (6, 1)
+
+
+def test_status_reads_a_transcript_to_its_end_and_a_stop_one_chunk_at_a_time(
+        layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.monitor import transcript
+
+    plan(layout, ["a"])
+    path = tmp_path / "s.jsonl"
+    started(layout, A, "2026-11-30T10:00:00Z", path)
+    write(path, [line for n in range(40) for line in assistant(f"m{n}", f"r{n}", usage(1, 1), "2026-11-30T10:00:01Z")])
+    monkeypatch.setattr(transcript, "CHUNK", 2048)  # a few responses per read
+    job = Job(layout, {})
+    fig = figures.load(layout)
+    fig = figures.catch_up(fig, layout, job.plan, {A})  # as a Stop hook: one chunk
+    assert 0 < fig["tokens"][0] < 40
+    assert status(layout)["tokens"]["input"] == 40, "baton status reads on to the end"

@@ -3,7 +3,8 @@
 A hook only calls :func:`kick` (an export, when ``BATON_TELEMETRY=1`` and no sender is running) or
 :func:`detach` (after a session ended: catch the figures up, raise the alerts that hold, export).
 The process gets its own session and ``/dev/null`` for stdin, stdout and stderr, so Claude Code,
-which reads a hook's output to its end, never waits for it either.
+which reads a hook's output to its end, never waits for it either. It is the hook process forked
+(a fraction of a millisecond), or, where a process has threads or no ``fork``, a new interpreter.
 """
 
 from __future__ import annotations
@@ -56,13 +57,42 @@ def kick(layout: Layout, env: Mapping[str, str]) -> bool:
 
 def detach(layout: Layout, env: Mapping[str, str], task: str) -> bool:
     """Start ``task`` ("export", or "settle": catch the figures up, raise alerts, then export when
-    telemetry is on) in a process of its own that the hook does not wait for."""
-    argv = [sys.executable, "-S", "-c", LAUNCH, str(PLUGIN_ROOT), str(layout.root), str(layout.project), task]
+    telemetry is on) in a process of its own that the hook does not wait for. A hook process forks,
+    which costs it a fraction of a millisecond; elsewhere a new interpreter starts."""
     try:
-        _spawn(argv, dict(env))
+        if hasattr(os, "fork") and _hook_process():
+            _fork(layout, dict(env), task)
+        else:
+            _spawn([sys.executable, "-S", "-c", LAUNCH, str(PLUGIN_ROOT), str(layout.root), str(layout.project), task],
+                   dict(env))
     except OSError:
         return False  # not this time; the next hook, or `baton status`, catches up and nothing is lost
     return True
+
+
+def _hook_process() -> bool:
+    """A hook process (``python3 -S -c <bootstrap>``, one thread, about to exit), where forking is
+    cheap and safe; a long-lived process with threads (a test runner) starts an interpreter."""
+    threading = sys.modules.get("threading")
+    return sys.argv[:1] == ["-c"] and (threading is None or threading.active_count() == 1)
+
+
+def _fork(layout: Layout, env: Dict[str, str], task: str) -> None:
+    """Fork the hook process; the child does the work. The hook exits within milliseconds without
+    waiting for it, and the child, orphaned then, is reaped by init."""
+    if os.fork():
+        return
+    code = 0
+    try:  # the child: never back into the hook's code path, whatever happens
+        os.setsid()
+        quiet = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):  # no pipe to Claude Code stays open in the worker
+            os.dup2(quiet, fd)
+        run_task(layout, env, task)
+    except BaseException:  # noqa: BLE001 - nothing may escape into the hook's code path
+        code = 1
+    finally:
+        os._exit(code)
 
 
 def _spawn(argv: List[str], env: Dict[str, str]) -> None:
@@ -81,22 +111,21 @@ def main(argv: Sequence[str]) -> int:
     """``<state dir> <project dir> [export|settle]``: one detached task; never prints, exits 0."""
     from store.state.location import Layout
 
-    layout = Layout(Path(argv[0]), Path(argv[1]))
-    task = argv[2] if len(argv) > 2 else "export"
-    try:
-        if task == "settle":
-            _settle(layout)
-            if not telemetry.enabled(os.environ):
-                return 0
-        if not busy(exporting.lock_path(layout)):
-            exporting.run(layout, os.environ)
-    except Exception as exc:  # noqa: BLE001 - a detached process has no one to tell but the export state
-        exporting.note_error(layout, f"{task}: {type(exc).__name__}: {exc}")
+    run_task(Layout(Path(argv[0]), Path(argv[1])), os.environ, argv[2] if len(argv) > 2 else "export")
     return 0
 
 
-def _settle(layout: Layout) -> None:
-    from store.monitor import watch
-    from store.state.job import Job
+def run_task(layout: Layout, env: Mapping[str, str], task: str) -> None:
+    """The detached work itself; a failure is kept where ``baton status`` shows it."""
+    try:
+        if task == "settle":
+            from store.monitor import watch
+            from store.state.job import Job
 
-    watch.settle(Job(layout, os.environ))
+            watch.settle(Job(layout, env))
+            if not telemetry.enabled(env):
+                return
+        if not busy(exporting.lock_path(layout)):
+            exporting.run(layout, env)
+    except Exception as exc:  # noqa: BLE001 - a detached process has no one to tell but the export state
+        exporting.note_error(layout, f"{task}: {type(exc).__name__}: {exc}")

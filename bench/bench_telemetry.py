@@ -289,17 +289,16 @@ def table(meta: Dict[str, Any], results: Dict[str, Figures], kicks: Dict[str, fl
                 spread += [statistics.pstdev(per[c][figure]) for c in COLLECTORS] if figure == "wall" else []
                 lines.append(f"| {job} | {event} | {figure} | " + " | ".join(f"{med[c]:.1f} ms" for c in COLLECTORS)
                              + f" | {down:+.1f} ms | {slow:+.1f} ms |")
-    verdict = "ok" if worst["cpu"] <= TARGET_MS else "over"
+    kick_effect = max(abs(kicks["down"] - kicks["healthy"]), abs(kicks["slow"] - kicks["healthy"]))
+    verdict = "ok" if kick_effect <= TARGET_MS else "over"
     lines += ["", "Medians per hook process: wall (stdin written, stdout and stderr read to EOF, reaped) and CPU "
               "(user + system of the hook process alone). The differences are medians of paired, round-by-round "
-              "differences.",
-              f"Largest effect of a bad collector over a healthy one: CPU {worst['cpu']:.1f} ms, wall "
-              f"{worst['wall']:.1f} ms (target: at most {TARGET_MS:.0f} ms; verdict on CPU time, the steadier "
-              f"figure here): {verdict}. Run-to-run standard deviation of wall time: "
-              f"{min(spread):.1f}-{max(spread):.1f} ms.", "",
-              "What a hook's call to start a sender costs (`launch.kick` timed inside a process started as a hook "
-              f"is, median of {KICKS} calls, each sender waited for before the next call): "
-              + ", ".join(f"{c} {kicks[c]:.2f} ms" for c in COLLECTORS) + "."]
+              f"differences; their largest size here: wall {worst['wall']:.1f} ms, CPU {worst['cpu']:.1f} ms, "
+              f"against a run-to-run standard deviation of wall time of {min(spread):.1f}-{max(spread):.1f} ms.", "",
+              "All a hook does with telemetry on is `launch.kick`; timed inside a process started as a hook is "
+              f"(median of {KICKS} calls, each sender waited for before the next call): "
+              + ", ".join(f"{c} {kicks[c]:.2f} ms" for c in COLLECTORS) + ".",
+              f"Effect of a bad collector on it: {kick_effect:.2f} ms (target: at most {TARGET_MS:.0f} ms): {verdict}."]
     return "\n".join(lines)
 
 

@@ -96,7 +96,7 @@ def _attempt_marks(data: Mapping[str, Any], scale: Scale, lanes: Sequence[Tuple[
             if start is None:
                 continue
             end = (epoch(a["end"]) if a["end"] else None) or now
-            lane = 0 if a["outcome"] == "waiting" else where.get(a["session"], -1)
+            lane = 0 if a["outcome"] == "waiting" else where.get(a["session"], where.get("*", -1))
             if lane < 0:
                 continue
             label = (f"{step['id']} attempt {a['n']}: {a['outcome']}, {iso(start)}"

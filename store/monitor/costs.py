@@ -22,7 +22,7 @@ RISE = 2.0  # the recent steps' average over the job's that makes an alert
 class SessionCost:
     """One session's reported cost (or ``None``) and the share of its tokens that report covers."""
 
-    __slots__ = ("reported", "uncovered", "w")
+    __slots__ = ("reported", "uncovered", "w", "unreported")
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
         run = entry.get("run") or {}
@@ -38,6 +38,8 @@ class SessionCost:
             self.reported, self.uncovered = float(run["cost_usd"]), 0.0
         else:
             self.reported, self.uncovered = None, 1.0
+        # sessions without a reported cost: this one, or those merged into the entry of earlier sessions
+        self.unreported = int(entry.get("unreported", 1 if self.reported is None else 0))
 
     def estimated(self, rate: Optional[float]) -> Optional[float]:
         """Reported plus the unreported tokens at ``rate``; ``None`` when those cannot be priced."""
@@ -78,8 +80,9 @@ def job_cost(costs: Mapping[str, SessionCost], rate: Optional[float]) -> Dict[st
     reported = [c.reported for c in costs.values() if c.reported is not None]
     estimates = [c.estimated(rate) for c in costs.values()]
     return {"reported_usd": round(sum(reported), 6) if reported else None,
-            "complete": bool(costs) and all(c.reported is not None and not c.uncovered for c in costs.values()),
-            "unreported_sessions": sum(1 for c in costs.values() if c.reported is None),
+            "complete": bool(costs) and all(c.reported is not None and not c.uncovered and not c.unreported
+                                            for c in costs.values()),
+            "unreported_sessions": sum(c.unreported for c in costs.values()),
             "estimated_usd": round(sum(e for e in estimates if e is not None), 6)
             if estimates and all(e is not None for e in estimates) else None,
             "usd_per_weighted_token": rate}

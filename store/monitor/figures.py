@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from store.base import durable
-from store.monitor import fold, tally, transcript
+from store.monitor import compact, fold, tally, transcript
 from store.monitor.clock import epoch
 from store.state.ledger import GENESIS, iter_lines
 from store.state.location import Layout
@@ -70,9 +70,10 @@ def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:
     return (list(plan.ids), [s.id for s in plan.steps if s.needs_approval], [s.id for s in plan.steps if s.validate])
 
 
-def _new_records(fig: Dict[str, Any], layout: Layout) -> Optional[List[Dict[str, Any]]]:
-    """The ledger's complete records after those folded (moving the offset past them); ``None``
-    when the ledger no longer continues what was folded (shorter, or another chain)."""
+def _new_records(fig: Dict[str, Any], layout: Layout, budget: int = 0) -> Optional[List[Dict[str, Any]]]:
+    """The ledger's complete records after those folded, at most ``budget`` of them when given
+    (moving the offset past them); ``None`` when the ledger no longer continues what was folded
+    (shorter, or another chain)."""
     offset, seq, last_hash = fig["ledger"]
     try:
         size = layout.ledger.stat().st_size
@@ -94,6 +95,8 @@ def _new_records(fig: Dict[str, Any], layout: Layout) -> Optional[List[Dict[str,
             records.append(record)
             seq, last_hash = record["seq"], str(record.get("hash", ""))
         offset = at + len(raw) + 1
+        if budget and len(records) >= budget:
+            break
     fig["ledger"] = [offset, seq, last_hash]
     return records
 
@@ -198,7 +201,7 @@ def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str
 def register(fig: Dict[str, Any], session: str, path: str) -> None:
     """Know the transcript of ``session`` (from a hook's payload) so later folds read it."""
     if session and path:
-        fig["transcripts"].setdefault(path, [session, 0, []])
+        compact.track(fig, session, path)
         fold.session_entry(fig, session)["transcript"] = path
 
 
@@ -232,21 +235,28 @@ def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = 
     return out
 
 
+LEDGER_BUDGET = 20_000  # ledger records a hook folds at most per call (about a third of a second)
+
+
 def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
              sessions: Optional[Collection[str]] = None) -> Dict[str, Any]:
-    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches."""
-    records = _new_records(fig, layout)
+    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches. A
+    hook (``sessions`` given) folds at most :data:`LEDGER_BUDGET` ledger records per call, so that a
+    long ledger met for the first time (an existing job) is caught up over several calls, never in
+    one hook that would run out of time; ``baton status`` folds all of it."""
+    budget = LEDGER_BUDGET if sessions is not None else 0
+    records = _new_records(fig, layout, budget)
     if records is None:
         paths = {p: [sid, 0, []] for p, (sid, _, _) in fig["transcripts"].items()}
         fig = new()
         fig["transcripts"] = paths
-        records = _new_records(fig, layout) or []
-        sessions = None
+        records = _new_records(fig, layout, budget) or []
     events = _new_events(fig, layout)
     for event in events:  # a session that just started: read its transcript in this same fold
         if event.get("kind") == "session" and isinstance(event.get("transcript"), str):
             register(fig, str(event.get("session") or ""), event["transcript"])
     _apply_in_time_order(fig, plan, records, events, read_transcripts(fig, sessions))
+    compact.compact(fig)
     return fig
 
 

@@ -56,7 +56,8 @@ def view(sid: str, entry: Mapping[str, Any], latest_start: float, cost: SessionC
 
 
 def views(fig: Mapping[str, Any], costs: Mapping[str, SessionCost]) -> List[Dict[str, Any]]:
-    """Every session, in the order they were first seen."""
+    """Every session, in the order they were first seen; past a few hundred, the earliest as one
+    entry with the id ``*`` (see :mod:`store.monitor.compact`)."""
     sessions = fig["sessions"]
     ordered = sorted(sessions, key=lambda s: sessions[s].get("first") or 0.0)
     starts = [sessions[s].get("first") or 0.0 for s in ordered]
@@ -64,4 +65,12 @@ def views(fig: Mapping[str, Any], costs: Mapping[str, SessionCost]) -> List[Dict
     for index, sid in enumerate(ordered):  # the latest start among the others: the last, or the one before
         latest = starts[-1] if index != len(ordered) - 1 else (starts[-2] if len(starts) > 1 else 0.0)
         out.append(view(sid, sessions[sid], latest, costs[sid]))
+        if sid == "*":
+            out[-1].update(ended=f"{sessions[sid].get('merged', 0)} earlier sessions", runs=[])
     return out
+
+
+def count(fig: Mapping[str, Any]) -> int:
+    """How many sessions the job had, those merged into ``*`` included."""
+    sessions = fig["sessions"]
+    return len(sessions) - ("*" in sessions) + int((sessions.get("*") or {}).get("merged") or 0)

@@ -81,7 +81,7 @@ def _step_points(fig: Mapping[str, Any], plan: Plan, job_id: str, since: int,
         files.append(Point(attrs, int(entry.get("changed") or 0)))
         retries.append(Point(attrs, max(int(entry.get("attempt") or 0) - 1, 0)))
         for sid, counts in by.items():
-            mine = {**attrs, "session.id": sid or None}
+            mine = {**attrs, "session.id": None if sid in ("", "*") else sid}  # "*": earlier sessions, merged
             tokens += [Point({**mine, "type": kind}, int(n)) for kind, n in zip(TOKEN_TYPES, counts[:4])]
             calls.append(Point(mine, int(counts[4])))
             failures.append(Point(mine, int(counts[5])))
@@ -105,7 +105,7 @@ def _step_points(fig: Mapping[str, Any], plan: Plan, job_id: str, since: int,
 
 def _session_points(fig: Mapping[str, Any], job_id: str, since: int, start: float,
                     now: float) -> List[Dict[str, Any]]:
-    points = [Point({"baton.job.id": job_id, "session.id": sid}, int(entry.get("turns") or 0))
+    points = [Point({"baton.job.id": job_id, "session.id": None if sid == "*" else sid}, int(entry.get("turns") or 0))
               for sid, entry in fig["sessions"].items() if _changed(entry, since)]
     return [metric("baton.job.turns", "{turn}", "model turns", points, start, now)] if points else []
 

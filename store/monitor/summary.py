@@ -171,7 +171,7 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "changed_files": sum(s["changed_files"] for s in steps),
         "validation": {k: sum(1 for s in steps if s["validation"] == k) for k in ("passed", "failed")},
         "artifacts": sum(len(s["artifacts"]) for s in steps),
-        "steps": steps, "sessions_total": len(session_views), "sessions": session_views,
+        "steps": steps, "sessions_total": sessions.count(fig), "sessions": session_views,
         "alerts": [{k: a.get(k) for k in ("ts", "alert", "step", "session", "message")} for a in fig["alerts"]],
         "alerts_total": int(fig["alerts_total"]), "last": list(last),
         "failure_times": [{"ts": when(t), "session": sid or None, "step": step or None}

@@ -6,6 +6,7 @@ a session's reported cost. Pure functions over the figures' JSON dict, beside :m
 from __future__ import annotations
 
 from store.monitor.clock import epoch
+from store.monitor.compact import track
 from store.monitor.fold import KEEP_ALERTS, KEEP_FILES, KEEP_MARKS, activity, session_entry, step_at, step_entry, weight
 
 TYPE_CHECKING = False
@@ -64,7 +65,7 @@ def _session_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[fl
     path = event.get("transcript")
     if isinstance(path, str) and path:
         entry["transcript"] = path
-        fig["transcripts"].setdefault(path, [sid, 0, []])
+        track(fig, sid, path)
     if event.get("event") == "start":
         if event.get("source") == "compact":
             activity(fig, sid, t)

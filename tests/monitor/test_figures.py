@@ -332,3 +332,50 @@ def test_status_reads_a_transcript_to_its_end_and_a_stop_one_chunk_at_a_time(
     fig = figures.catch_up(fig, layout, job.plan, {A})  # as a Stop hook: one chunk
     assert 0 < fig["tokens"][0] < 40
     assert status(layout)["tokens"]["input"] == 40, "baton status reads on to the end"
+
+
+def test_past_a_few_hundred_sessions_the_earliest_are_merged_and_every_total_stays(
+        layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.monitor import compact
+
+    plan(layout, [f"s{i}" for i in range(12)])
+    paths = []
+    for i in range(12):
+        sid = f"{i:08d}-0000-4000-8000-000000000000"
+        path = tmp_path / f"{i}.jsonl"
+        paths.append((sid, path))
+        started(layout, sid, f"2026-11-30T1{i // 10}:{i % 10}0:00Z", path)
+        lines = assistant(f"m{i}", f"r{i}", usage(100, 10, 1000, 5), f"2026-11-30T1{i // 10}:{i % 10}0:05Z")
+        ends = [cost_state(0.01, {"input": 100, "output": 10, "read": 1000, "write": 5})] if i % 3 else []
+        write(path, lines + ends)  # every third session was killed: no cost
+        tool(layout, f"s{i}", f"2026-11-30T1{i // 10}:{i % 10}0:06Z", session=sid, ok=i % 4 != 0)
+        record(layout, f"s{i}", "done", f"2026-11-30T1{i // 10}:{i % 10}0:07Z", session=sid)
+    whole = status(layout)
+    figures.path_of(layout).unlink()
+    monkeypatch.setattr(compact, "KEEP_SESSIONS", 5)
+    merged = status(layout)
+    assert len(merged["sessions"]) == 6 and merged["sessions"][0]["id"] == "*"
+    assert merged["sessions"][0]["ended"] == "7 earlier sessions" and merged["sessions_total"] == 12
+    for key in ("tokens", "turns", "tools", "retries"):
+        assert merged[key] == whole[key], key
+    assert merged["cost"] == whole["cost"]
+    assert [s["tokens"] for s in merged["steps"]] == [s["tokens"] for s in whole["steps"]]
+    assert len(figures.load(layout)["sessions"]) == 6
+    sid, path = paths[0]  # the earliest session, merged, is resumed: its transcript is not read twice
+    started(layout, sid, "2026-11-30T12:00:00Z", path, source="resume")
+    write(path, assistant("late", "late", usage(1, 1), "2026-11-30T12:00:05Z"), append=True)
+    assert status(layout)["tokens"]["input"] == whole["tokens"]["input"] + 1
+
+
+def test_a_hook_folds_a_long_ledger_a_part_at_a_time_and_status_all_of_it(
+        layout: Layout, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan(layout, ["a", "b"])
+    for n in range(7):
+        record(layout, "a", "running", f"2026-11-30T10:00:0{n}Z")
+    monkeypatch.setattr(figures, "LEDGER_BUDGET", 3)
+    job = Job(layout, {})
+    fig = figures.catch_up(figures.new(), layout, job.plan, {A})  # as the Stop hook of session A
+    assert fig["ledger"][1] == 3, "three records this time, the rest at the next calls"
+    fig = figures.catch_up(fig, layout, job.plan, {A})
+    assert fig["ledger"][1] == 6
+    assert figures.catch_up(fig, layout, job.plan)["ledger"][1] == 7, "baton status folds all"

@@ -166,7 +166,7 @@ def payload(project: Path, event: str, transcript: Path) -> bytes:
 def reset(layout: Layout, event: str, counters: Dict[str, Any]) -> None:
     """The state before each run: for PostToolUse, one call short of the calls-without-record alert."""
     state = dict(counters)
-    state.pop("stops", None)  # every Stop run is its session's first: it blocks, as most Stops do
+    state.pop("stops", None)  # every Stop run is its session's first: it sends the model back, as most Stops do
     state.pop("raised", None)
     if event == "PostToolUse":
         job = Job(layout, {})
@@ -222,8 +222,8 @@ def run_hook(argv: Sequence[str], stdin: bytes, env: Dict[str, str], cwd: Path) 
 
 
 def check(event: str, out: bytes, layout: Layout) -> None:
-    if event == "Stop" and b'"decision": "block"' not in out:
-        raise BenchError(f"Stop did not block: {out[:300]!r}")
+    if event == "Stop" and b'"additionalContext": "baton: the job is not finished' not in out:
+        raise BenchError(f"Stop did not send the model back: {out[:300]!r}")
     if event == "PostToolUse" and b"baton alert: 25 tool calls" not in out:
         raise BenchError(f"PostToolUse raised no alert: {out[:300]!r}")
     if event == "SessionEnd" and out.strip():

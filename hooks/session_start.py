@@ -5,6 +5,7 @@ from __future__ import annotations
 from hooks.context import layout_for, session_of
 from store.base.errors import BatonError
 from store.base.text import one_line
+from store.state import seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -29,7 +30,14 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        text = session_context(job.brief(str(payload.get("session_id", ""))))
+        from store.checkpoint import brief_news
+        from store.monitor.limits import job_news
+
+        session = str(payload.get("session_id", ""))
+        limits = job_news(job)
+        text = session_context(job.brief(session, [*limits, *brief_news(job)]))
+        # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
+        seen.mark(layout, session, job.brief(session, limits))
     pending = _note_start(layout, payload, env)
     if pending:  # alerts raised after the last session could tell its model
         text = "\n".join(pending)[:ALERTS] + "\n\n" + text

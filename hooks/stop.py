@@ -1,6 +1,11 @@
 """Stop: while NEXT exists, send the agent back with the NEXT line, within baton's own budget.
 
 Not while a background subagent still runs: the session is not over then (see ``store.monitor.loop``).
+The agent is sent back through ``additionalContext``, which Claude Code gives the model as "Stop hook
+additional context: <reason>" and shows the person as "Stop hook says: <reason>"; a ``decision:
+block`` would also send the model the hook's whole command line and show the person "Stop hook
+reported a problem". Alerts for the person go in ``systemMessage``, which the terminal shows; the
+export runs detached (``store.monitor.launch``).
 """
 
 from __future__ import annotations
@@ -31,7 +36,9 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     transcript = payload.get("transcript_path")
     answer = loop.stop(Job(layout, env), session_of(payload, env), transcript if isinstance(transcript, str) else "",
                        running_in_background(payload))
-    out: Dict[str, Any] = {"decision": "block", "reason": answer.reason} if answer.reason else {}
+    out: Dict[str, Any] = {}
+    if answer.reason:
+        out["hookSpecificOutput"] = {"hookEventName": "Stop", "additionalContext": answer.reason}
     if answer.person:
         out["systemMessage"] = answer.person
     launch.kick(layout, env)

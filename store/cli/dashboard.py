@@ -165,6 +165,17 @@ def _alerts(data: Mapping[str, Any], paint: Painter) -> List[str]:
     return out
 
 
+def _once(data: Mapping[str, Any]) -> List[str]:
+    once = data.get("once") or {}
+    if not once.get("results") and not once.get("open"):
+        return []
+    lines = _line("once", f"side effects (baton once): {once['results']} results, {len(once['open'])} open")
+    for o in once["open"]:
+        lines += _line("", f"open {one_line(o['key'], 40)} ({one_line(str(o.get('step')), 30)}) since "
+                           f"{o.get('ts')}: running now, or unknown until settled")
+    return lines
+
+
 def _telemetry(data: Mapping[str, Any]) -> List[str]:
     info = data.get("telemetry") or {}
     if not info.get("enabled") and not info.get("last_export") and not info.get("error"):
@@ -232,7 +243,7 @@ def render(data: Mapping[str, Any], colour: bool = False, every: bool = False, n
     now = time.time() if now is None else now
     paint = Painter(colour)
     lines = _head(data, paint) + _next(data, now) + _time(data, now) + _cost(data) + _tokens(data)
-    lines += _tools(data, now) + _work(data) + _sessions(data) + _telemetry(data) + _alerts(data, paint)
+    lines += _tools(data, now) + _work(data) + _sessions(data) + _once(data) + _telemetry(data) + _alerts(data, paint)
     lines += [f"problem: {one_line(p, 70)}" for p in data["problems"]]
     lines += [""] + steps_table(data, paint, every)
     if data["last"] and log_line is not None:

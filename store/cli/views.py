@@ -52,3 +52,22 @@ def log_line(record: Dict[str, Any]) -> str:
     return (f"#{record.get('seq')} {record.get('ts')} {one_line(str(record.get('step', '')), 60)} "
             f"{record.get('status')}{f' (attempt {attempt})' if attempt else ''}{extra}{who}"
             + (f"  {note}" if note else ""))
+
+
+def to_json(data: Any) -> str:
+    """JSON as baton's commands print it for programs: one line, ASCII, keys in a stable order."""
+    import json
+
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+
+
+def brief_data(job: Job, session: str) -> Dict[str, Any]:
+    """The brief with what a program needs to decide what to do next: is the job complete, does NEXT
+    wait for a person's approval, is a job limit reached (then the agent may only read)."""
+    from store.monitor import limits, outcomes
+
+    nxt = job.next
+    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": nxt is None,
+            "waiting": nxt.id if nxt is not None and job.waiting_for_approval() else None,
+            "limits": limits.reached(job.plan.limits, job.snap, outcomes.read_counters(job.layout)),
+            "last": job.snap.last}

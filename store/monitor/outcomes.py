@@ -3,17 +3,20 @@
 ``events.jsonl`` keeps one compact line per outcome and rotates at :data:`EVENTS_CAP` bytes (one
 old file kept). ``counters.json`` keeps what the alerts and limits need: calls and failures since
 the last ledger record, identical failures in a row, files changed by the current step, and the
-job's total tool calls. Counters reset when the ledger gains a record or NEXT moves on.
+job's total tool calls, the job's operations that left the machine (``external_ops``, see
+:func:`take_external`). Counters reset when the ledger gains a record or NEXT moves on (the job's
+totals do not).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 from store.base import durable
 from store.base.values import Value
+from store.monitor.counters import read_counters as read_counters  # where every caller has found them
+from store.monitor.counters import save_counters as save_counters
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -27,14 +30,6 @@ KEEP_FILES = 200
 DEFAULTS = {"calls_without_record": 25, "repeated_failures": 3}
 
 
-def _read_json(path: Path) -> Dict[str, Any]:
-    try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def shown_path(path: str, project: str) -> str:
     """How a changed file is recorded: resolved and project-relative, or absolute when outside."""
     from store.base.paths import relative
@@ -43,13 +38,19 @@ def shown_path(path: str, project: str) -> str:
     return rel if rel is not None else path
 
 
-def read_counters(layout: Layout) -> Dict[str, Any]:
-    return _read_json(layout.counters)
-
-
-def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
-    """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
-    durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+def take_external(layout: Layout, count: int, cap: Optional[float]) -> Optional[int]:
+    """Add ``count`` operations that leave the machine to the job's total (``external_ops`` in
+    counters.json, the one count every caller shares: the gate for Bash, WebFetch and MCP calls,
+    ``baton once`` for its results); None, adding nothing, when that would pass ``cap``."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with durable.locked(layout.hooks_lock):
+        counters = read_counters(layout)
+        total = int(counters.get("external_ops", 0)) + count
+        if cap and total > cap:
+            return None
+        counters["external_ops"] = total
+        save_counters(layout, counters)
+    return total
 
 
 def append_event(layout: Layout, event: Mapping[str, Any]) -> None:

@@ -176,9 +176,18 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "alerts_total": int(fig["alerts_total"]), "last": list(last),
         "failure_times": [{"ts": when(t), "session": sid or None, "step": step or None}
                           for t, sid, step in fig["marks"]],
+        "once": once(job),
     }
     data["limits"] = _limits(job, data, fig, now)
     return data
+
+
+def once(job: Job) -> Dict[str, Any]:
+    """``baton once`` side effects: how many results stand, and the intents still open (running
+    now, or unknown until settled), oldest first."""
+    snap = job.snap
+    return {"results": snap.once_results,
+            "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])]}
 
 
 def _current(job: Job, fig: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:

@@ -31,8 +31,8 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "PreToolUse": {"hookSpecificOutput"},
     "PostToolUse": {"hookSpecificOutput", "systemMessage"},
     "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
-    "Stop": {"decision", "reason", "systemMessage"},
-    "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
+    "Stop": {"hookSpecificOutput", "systemMessage"},
+    "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
     "SessionEnd": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
@@ -40,14 +40,16 @@ SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName", "suppressOriginalPrompt"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 REQUIRED_SPECIFIC: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
     "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 
 Payload = Dict[str, Any]
@@ -80,13 +82,14 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     answer = json.loads(stdout)
     assert isinstance(answer, dict), stdout
     assert set(answer) <= TOP_KEYS[event], f"undocumented keys for {event}: {set(answer) - TOP_KEYS[event]}"
-    if event in ("Stop", "UserPromptSubmit") and ("decision" in answer or "reason" in answer):
-        assert answer.get("decision") == "block" and isinstance(answer.get("reason"), str), answer
-        assert answer["reason"].strip(), answer
+    if "continue" in answer or "stopReason" in answer:  # a prompt answered by baton: stopped, no model call
+        assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
+        assert answer["stopReason"].startswith("baton"), answer
+        assert "hookSpecificOutput" not in answer, answer
     if "systemMessage" in answer:  # shown to the person, never to the model
         assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton alert: "), answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit") and set(answer) != {"systemMessage"}:
+    if event in SPECIFIC_KEYS and event != "UserPromptSubmit" and set(answer) != {"systemMessage"}:
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -98,13 +101,6 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
             assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
-        if "suppressOriginalPrompt" in specific:
-            assert specific["suppressOriginalPrompt"] is True
-    if event == "UserPromptSubmit":
-        assert answer.get("decision") == "block", answer
-    if event == "Stop":
-        shapes = ({"decision", "reason"}, {"decision", "reason", "systemMessage"}, {"systemMessage"})
-        assert set(answer) in shapes, answer
     return answer
 
 
@@ -119,11 +115,21 @@ class Result:
 
     @property
     def reason(self) -> str:
-        """The deny reason (PreToolUse) or block reason (Stop, UserPromptSubmit), else ''."""
+        """The deny reason (PreToolUse), what a prompt stopped with (UserPromptSubmit), or why the
+        Stop hook sends the model back (Stop), else ''."""
         if self.answer is None:
             return ""
         specific = self.answer.get("hookSpecificOutput") or {}
-        return str(specific.get("permissionDecisionReason") or self.answer.get("reason") or "")
+        if self.answer.get("continue") is False:
+            return str(self.answer.get("stopReason") or "")
+        if specific.get("hookEventName") == "Stop":
+            return str(specific.get("additionalContext") or "")
+        return str(specific.get("permissionDecisionReason") or "")
+
+    @property
+    def stopped(self) -> bool:
+        """A prompt baton answered itself: it stops there, with no model call."""
+        return (self.answer or {}).get("continue") is False
 
     @property
     def context(self) -> str:

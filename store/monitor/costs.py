@@ -1,11 +1,14 @@
 """What the job has cost, as far as anyone can tell: reported, estimated and projected dollars.
 
-Claude Code reports a session's cost only when its process ends (the transcript's ``cost-state``
-entry; ``baton run`` records the same total). A session killed before that has no reported cost,
-and is counted as unreported, never as free. Where cost is reported, it is shared among the steps
-of the session by their tokens weighted by Anthropic's relative prices (input 1, output 5, cache
-read 0.1, cache write 1.25). The *estimate* adds, for tokens no report covers, the price per
-weighted token this job's reported sessions paid; there is no estimate before one session reports.
+Claude Code reports a session's cost only when its process ends: the transcript's ``cost-state``
+entry, and the result that ``baton run`` or an Agent SDK script writes into ``session`` records
+(each holding what is new since the session's earlier records, so their sum is the same total). Both
+are one cumulative total reported at different moments: the larger, the later, wins. A session
+killed before either has no reported cost, and is counted as unreported, never as free. Where cost
+is reported, it is shared among the steps of the session by their tokens weighted by Anthropic's
+relative prices (input 1, output 5, cache read 0.1, cache write 1.25). The *estimate* adds, for
+tokens no report covers, the price per weighted token this job's reported sessions paid; there is no
+estimate before one session reports.
 """
 
 from __future__ import annotations
@@ -28,14 +31,17 @@ class SessionCost:
         run = entry.get("run") or {}
         tokens = sum(entry.get("tokens") or ())
         self.w: float = float(entry.get("w") or 0.0)
-        if entry.get("cost") is not None:
-            self.reported: Optional[float] = float(entry["cost"])
+        self.reported: Optional[float]
+        self.uncovered: float
+        ran = run.get("cost_usd")
+        if ran is not None and (entry.get("cost") is None or float(ran) > float(entry["cost"])):
+            self.reported, self.uncovered = float(ran), 0.0  # the later of two reports of one total
+        elif entry.get("cost") is not None:
+            self.reported = float(entry["cost"])
             covered = int(entry.get("covered") or 0)
             self.uncovered = max(0.0, 1.0 - covered / tokens) if tokens and covered else 0.0
         elif entry.get("priced"):  # per-message prices written by older Claude Code versions
             self.reported, self.uncovered = float(entry["priced"]), 0.0
-        elif run.get("cost_usd") is not None:
-            self.reported, self.uncovered = float(run["cost_usd"]), 0.0
         else:
             self.reported, self.uncovered = None, 1.0
         # sessions without a reported cost: this one, or those merged into the entry of earlier sessions

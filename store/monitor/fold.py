@@ -192,6 +192,9 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
         entry = session_entry(fig, sid, t)
         cost, turns = record.get("cost_usd"), record.get("turns")
         usd = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0 else None
+        earlier = (entry.get("run") or {}).get("cost_usd")
+        if earlier is not None:  # each record holds what is new since the session's earlier records
+            usd = earlier + (usd or 0.0)
         entry["run"] = {"ended": str(record.get("ended") or "")[:40], "cost_usd": usd,
                         "turns": turns if isinstance(turns, int) else None}
         runs = entry["runs"]

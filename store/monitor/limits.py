@@ -1,7 +1,9 @@
 """Job-level limits: which of the plan's ``limits`` the job has reached, from cheap counters.
 
-Cost is the larger of what the hooks summed from transcripts and what ``session`` records report
-(``baton run`` and Agent SDK scripts write one per Claude Code session).
+Cost is the larger of the job's reported cost in the figures (``counters.json``'s ``cost_usd``, see
+:mod:`store.monitor.costs`, which already counts ``session`` records) and the snapshot's sum of
+``session`` records (``baton run`` and Agent SDK scripts write one per Claude Code session), which
+is ahead of the figures until the next Stop or ``baton status`` catches them up.
 """
 
 from __future__ import annotations

@@ -96,12 +96,18 @@ def _limits(job: Job, data: Mapping[str, Any], fig: Mapping[str, Any], now: floa
     progress_at = fig["progress"] if fig["progress"] is not None else fig["first"]
     values: Dict[str, Any] = {
         "tool_calls": data["tools"]["calls"], "turns": int(counters.get("turns", 0)),
-        "tokens": data["tokens"]["total"], "cost_usd": data["cost"]["reported_usd"],
+        "tokens": data["tokens"]["total"], "cost_usd": _spent(data["cost"]["reported_usd"], job.snap.session_cost_usd),
         "wall_minutes": None if data["duration"]["wall_s"] is None else data["duration"]["wall_s"] / 60,
         "no_progress_minutes": None if progress_at is None else max(now - progress_at, 0.0) / 60,
         "changed_files": int(counters.get("changed_count", 0)),
     }
     return {name: {"limit": cap, "value": values.get(name)} for name, cap in job.plan.limits.items()}
+
+
+def _spent(reported: Optional[float], recorded: float) -> Optional[float]:
+    """The cost ``limits.cost_usd`` is checked against (as :func:`store.monitor.limits.reached` does):
+    the figures' reported cost, or the ledger's ``session`` records when they say more."""
+    return max(reported or 0.0, recorded) if reported is not None or recorded else None
 
 
 def done_costs(steps: Sequence[Mapping[str, Any]]) -> Tuple[List[float], bool]:

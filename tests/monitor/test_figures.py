@@ -217,6 +217,33 @@ def test_records_from_baton_run_say_how_a_session_ended(layout: Layout) -> None:
     assert (session["ended"], session["cost_usd"], session["cost_complete"]) == ("turn_cap", 0.5, True)
 
 
+def test_a_resumed_session_costs_the_sum_of_its_records_as_the_snapshot_and_the_limits_say(layout: Layout) -> None:
+    plan(layout, {"steps": ["a"], "limits": {"cost_usd": 10}})
+    tool(layout, "a", "2026-11-30T10:00:01Z")
+    record(layout, "a", "session", "2026-11-30T10:05:00Z", session=A, ended="api_error", cost_usd=0.5)
+    record(layout, "a", "session", "2026-11-30T10:09:00Z", session=A, ended="completed", cost_usd=0.25)
+    record(layout, "a", "session", "2026-11-30T10:15:00Z", session=B, ended="completed", cost_usd=1.0)
+    data = status(layout)
+    assert {s["id"]: s["cost_usd"] for s in data["sessions"]} == {A: 0.75, B: 1.0}
+    assert data["cost"]["reported_usd"] == Job(layout, {}).snap.session_cost_usd == 1.75
+    assert data["limits"]["cost_usd"] == {"limit": 10, "value": 1.75}
+    behind = summary.summarize(Job(layout, {}), figures.new(), now=1796040000.0)  # figures not caught up yet
+    assert behind["cost"]["reported_usd"] is None and behind["limits"]["cost_usd"]["value"] == 1.75
+
+
+@pytest.mark.parametrize("in_transcript, recorded, reported", [(0.002, 0.003, 0.003), (0.004, 0.003, 0.004)])
+def test_a_session_with_two_reports_of_its_cost_counts_the_later_one(
+        layout: Layout, tmp_path: Path, in_transcript: float, recorded: float, reported: float) -> None:
+    plan(layout, ["a"])
+    path = tmp_path / "s.jsonl"
+    started(layout, A, "2026-11-30T10:00:00Z", path)
+    write(path, assistant("m1", "r1", usage(10, 10), "2026-11-30T10:00:05Z")
+          + [cost_state(in_transcript, {"input": 10, "output": 10})])
+    record(layout, "a", "session", "2026-11-30T10:00:07Z", session=A, ended="completed", cost_usd=recorded)
+    [session] = status(layout)["sessions"]
+    assert (session["cost_usd"], session["cost_complete"]) == (reported, True)
+
+
 def test_alerts_are_folded_from_the_events(layout: Layout) -> None:
     plan(layout, ["a"])
     outcomes.append_event(layout, {"kind": "alert", "ts": "2026-11-30T10:00:01Z", "alert": "limit", "key": "limit:x",

@@ -1,5 +1,6 @@
 """``baton report`` (the whole summary as text, or ``--html FILE``) and ``baton export`` (send the
-figures to an OpenTelemetry collector now, or ``--print`` the request bodies without sending)."""
+figures to an OpenTelemetry collector now, or ``--print`` the request bodies without sending);
+with ``--json``, each prints one JSON object instead (the report: the status document)."""
 
 from __future__ import annotations
 
@@ -64,9 +65,10 @@ def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
             durable.atomic_write(target, html, sync=False)
         except OSError as exc:
             raise BatonError(f"{target}: cannot write the report: {exc}") from None
-        print(f"wrote {target} ({len(html):,} bytes)")
+        print(views.to_json({"file": str(target), "bytes": len(html)}) if args.json
+              else f"wrote {target} ({len(html):,} bytes)")
         return 0
-    print(report_text(data, dashboard.use_colour(sys.stdout, os.environ)))
+    print(views.to_json(data) if args.json else report_text(data, dashboard.use_colour(sys.stdout, os.environ)))
     return 0
 
 
@@ -86,6 +88,12 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
             print(json.dumps(body, separators=(",", ":")))
         return 0
     outcome = exporting.run(layout, os.environ, rounds=1)
+    if args.json:
+        error = outcome.error if outcome else "nothing was sent"
+        print(views.to_json({"ok": not error, "sent_points": outcome.sent_points if outcome else 0,
+                             "sent_logs": outcome.sent_logs if outcome else 0, "metrics_url": config.metrics_url,
+                             "logs_url": config.logs_url, "error": error or None}))
+        return CHECK if error else 0
     if outcome is None or outcome.error:
         print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'}; "
               "nothing is lost: the next export sends it", file=sys.stderr)

@@ -104,6 +104,16 @@ def test_the_report_of_a_job_with_nothing_yet(baton: Baton, sandbox: Sandbox, tm
     assert "Nothing has happened yet" in (tmp_path / "r.html").read_text()
 
 
+def test_the_report_speaks_json_for_programs(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
+    assert baton("init", "a", "b").code == 0
+    assert baton("record", "a", "done", "first").code == 0
+    data = json.loads(baton("report", "--json").out)
+    assert (data["schema"], data["done"], data["next"]) == ("baton.status", 1, "b")
+    target = tmp_path / "r.html"
+    wrote = json.loads(baton("report", "--html", str(target), "--json").out)
+    assert wrote == {"file": str(target), "bytes": len(target.read_bytes())}
+
+
 def test_a_report_that_cannot_be_written_is_one_clear_error(main: InProcess, sandbox: Sandbox) -> None:
     assert main(["init", "a"]).code == 0
     run = main(["report", "--html", str(sandbox.project / "missing" / "r.html")])

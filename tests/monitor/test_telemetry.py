@@ -114,6 +114,17 @@ def test_the_export_reaches_a_real_collector_with_the_status_figures(baton: Bato
     assert rotel.answers and set(rotel.answers) == {200}
 
 
+def test_the_export_says_what_the_collector_took_in_json(baton: Baton, project: Path, rotel: Rotel) -> None:
+    run = baton("export", "--json", cwd=project, env=env_for(rotel.endpoint))
+    assert run.code == 0, run.err
+    answer = json.loads(run.out)
+    assert answer["ok"] is True and answer["error"] is None and answer["sent_points"] > 0
+    assert answer["metrics_url"] == f"{rotel.endpoint}/v1/metrics" and answer["logs_url"] == f"{rotel.endpoint}/v1/logs"
+    dead = baton("export", "--json", cwd=project, env=env_for(f"http://127.0.0.1:{free_port()}"))
+    failed = json.loads(dead.out)
+    assert dead.code == 1 and failed["ok"] is False and failed["error"] and failed["sent_points"] == 0
+
+
 def test_a_second_export_sends_the_job_and_only_what_changed(baton: Baton, project: Path, rotel: Rotel) -> None:
     env = env_for(rotel.endpoint)
     assert baton("export", cwd=project, env=env).code == 0

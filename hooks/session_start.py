@@ -36,6 +36,13 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         session = str(payload.get("session_id", ""))
         limits = job_news(job)
         text = session_context(job.brief(session, [*limits, *brief_news(job)]))
+        from store.state import health
+
+        problem = health.write_problem(layout)
+        if problem:  # the brief tells the model; the person is told too
+            return {"systemMessage": f"baton cannot write its state ({problem}): nothing this session does "
+                                     "can be recorded until that is fixed.",
+                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}
         # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
         seen.mark(layout, session, job.brief(session, limits))
     pending = _note_start(layout, payload, env)

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from store.base import durable
-from store.base.errors import CHECK, BatonError
+from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
-from store.cli import validation
 from store.state import approvals, archive, journal
 from store.state.brief import ALL_DONE, progress
-from store.state.job import Job
 from store.state.location import Layout
 from store.state.plan import Plan, Step, load_plan, parse_text
 from store.state.scope import scope_of
@@ -23,11 +20,13 @@ if TYPE_CHECKING:
     from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nrun.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n"
-             ".*.tmp\nhashes.json\nonce/\n")
+             "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
+             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
+    import difflib
+
     close = difflib.get_close_matches(step, plan.ids, n=1)
     listed = ", ".join(one_line(s, 40) for s in plan.ids[:20]) + (", ..." if len(plan.ids) > 20 else "")
     return (f"did you mean {close[0]!r}? " if close else "") + f"valid steps: {listed}"
@@ -98,6 +97,16 @@ def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, no
     a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
     ``validate`` runs first, and the record keeps artifacts, input revision, git change and
     validation."""
+    try:
+        return _record(layout, env, step_id, status, note, person, extra)
+    except OSError as exc:  # the append itself says so in journal.commit; this is what came before it
+        from store.base.errors import describe
+
+        raise BatonError(f"cannot record: {describe(exc, layout.ledger)}; nothing was recorded", USAGE) from None
+
+
+def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str, person: str,
+            extra: Sequence[Tuple[str, Optional[str]]]) -> Recorded:
     plan = load_plan(layout.plan)
     status = status.strip().lower()
     if status not in journal.STATUSES:
@@ -106,6 +115,8 @@ def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, no
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
     skip_by_person = status == "skipped" and bool(person)
+    from store.state.job import Job
+
     if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
@@ -138,10 +149,13 @@ def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, no
         return Recorded({}, status, nxt.id if nxt else None,
                         f"{step.id} is already recorded done with this same change (patch-id "
                         f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
-    entry = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **fields)
-    nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {entry['attempt']}, #{entry['seq']}); "
-               f"NEXT: {nxt.id if nxt else ALL_DONE}")
+    done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", ""), **fields},
+                          steps=plan.ids, retry_check=recorded == status)
+    entry, nxt = done.record, progress(plan, done.loaded.snapshot).next
+    what = "already recorded" if done.retry else "recorded"
+    message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
+                          + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
+                          + f"); NEXT: {nxt.id if nxt else ALL_DONE}"] + [f"warning: {w}" for w in done.warnings])
     if recorded != status:
         return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
                         CHECK)
@@ -170,6 +184,8 @@ def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
     """The validation on a ``done`` record: passed, failed (with its summary) or none."""
     if not step.validate:
         return {"status": "none"}
+    from store.cli import validation
+
     seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
     outcome = validation.run(step.validate, layout.project, seconds)
     found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
@@ -193,6 +209,8 @@ def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mappin
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
     """Record a person's approval, signed; only the prompt hook calls this."""
+    from store.state.job import Job
+
     job = Job(layout, env)
     step = job.plan.step(step_id)
     if step is None:
@@ -205,6 +223,8 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
     approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval
     sig = approvals.sign(key, job.key_scope, step.id, ts, session, approved["digest"])
-    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig, "scope": approved}
-    journal.append(layout, step.id, "approved", note, **extra)
-    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on."
+    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig, "scope": approved,
+                             "kid": approvals.key_id(key)}
+    done = journal.commit(layout, step.id, "approved", note, extra, steps=job.plan.ids)
+    warned = "".join(f" (warning: {w})" for w in done.warnings)
+    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on.{warned}"

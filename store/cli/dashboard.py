@@ -245,6 +245,9 @@ def render(data: Mapping[str, Any], colour: bool = False, every: bool = False, n
     lines = _head(data, paint) + _next(data, now) + _time(data, now) + _cost(data) + _tokens(data)
     lines += _tools(data, now) + _work(data) + _sessions(data) + _once(data) + _telemetry(data) + _alerts(data, paint)
     lines += [f"problem: {one_line(p, 70)}" for p in data["problems"]]
+    if data.get("partial"):
+        lines += _line("note", "read from the ledger's end while its snapshot is rebuilt: problems and the time "
+                               "since the first record may be incomplete")
     lines += [""] + steps_table(data, paint, every)
     if data["last"] and log_line is not None:
         lines += ["", "last records:"] + ["  " + one_line(log_line(dict(r)), WIDTH - 2) for r in data["last"][-3:]]

@@ -1,36 +1,47 @@
-"""The ``baton`` command line: init, record, brief, status, report, export, verify, log, once, run,
-session, commands.
+"""The ``baton`` command line: init, record, brief, status, report, export, verify, log, repair, merge,
+once, run, session, commands.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
-failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
-stderr; a traceback is a bug.
+failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
+with its cause and path). Errors are one line on stderr; "internal error" is a bug.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
 from store import __version__
-from store.base.errors import CHECK, USAGE, BatonError
+from store.base.errors import CHECK, USAGE, BatonError, describe
 from store.cli import actions, command_files
 from store.cli import views as report
 from store.state import journal, location
 from store.state.job import Job
-from store.state.ledger import read_last
+from store.state.ledger import last_lines, read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, NoReturn, Optional, Sequence, Tuple
+    import argparse
+    from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+def _parser_class() -> Any:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
+            raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+
+    return Parser
+
+
+class Plain:
+    """Arguments read without argparse, for the commands run most often (see :func:`_plain`)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
 
 
 def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -47,10 +58,13 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
     other = location.job_nearby(layout)
     files = command_files.install(command_files.folder_for("project", layout.project, _home())) \
         if args.commands else []
+    from store.cli import gitmerge
+
+    registered = gitmerge.register(layout)
     if args.json:
         print(report.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
                               "archived": old.as_json() if old else None, "other_job": str(other) if other else None,
-                              "command_files": dict(files)}))
+                              "command_files": dict(files), "merge_driver": registered or None}))
         return 0
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
     if old:
@@ -59,6 +73,8 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
         print(f"note: {other} is another job's, outside this project ({layout.project}); it is not used here")
     for path, what in files:
         print(f"{path}: {what}")
+    if registered:
+        print(registered)
     return 0
 
 
@@ -87,10 +103,10 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.json:
         print(report.to_json(done.as_json()))
         return done.code
-    first, _, rest = done.message.partition("\n")
+    first, *rest = done.message.split("\n")
     print(first)
-    if rest:
-        print(f"baton: {rest}", file=sys.stderr)
+    for line in rest:
+        print(f"baton: {line}", file=sys.stderr)
     return done.code
 
 
@@ -114,6 +130,8 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     last, _ = read_last(layout.ledger, 5)
     data = report.status_data(job, last)
     if args.json:
+        import json
+
         print(json.dumps(data, indent=2))
     else:
         from store.cli.dashboard import use_colour
@@ -150,10 +168,44 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
-    records, torn = read_last(layout.ledger, args.n)
+    start, end, torn = last_lines(layout.ledger, args.n)
     journal.warn_torn(len(torn))
-    for record in records:
-        print(json.dumps(record, separators=(",", ":")) if args.json else report.log_line(record))
+    report.write_log(layout.ledger, start, end, args.json, sys.stdout)
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.state import repair
+
+    if not layout.ledger.exists():
+        raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
+    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
+    done = repair.repair(layout, steps)
+    for warning in done.warnings:
+        print(f"baton: warning: {warning}", file=sys.stderr)
+    if done.lines:
+        print(f"moved {done.lines} bad line(s) ({done.size} bytes, from byte {done.offset}) to {done.kept_in}; "
+              f"recorded as #{done.record['seq'] if done.record else '?'}; run `baton verify`")
+    elif done.torn:
+        print(f"removed a torn last line ({done.torn} bytes, kept in {layout.torn} when it could be written)")
+    else:
+        print("nothing to repair: the ledger ends on a valid record")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import gitmerge
+
+    if args.register:
+        if args.files:
+            raise BatonError("give either --register or BASE OURS THEIRS")
+        print(gitmerge.register(layout, required=True))
+        return 0
+    if len(args.files) != 3:
+        raise BatonError("usage: baton merge BASE OURS THEIRS (as git's merge driver) or baton merge --register")
+    merged = gitmerge.merge_files(Path(args.files[1]), Path(args.files[2]))
+    print(f"baton: merged ledgers: {merged.added} record(s) of theirs appended after ours' {merged.ours}, "
+          f"{merged.skipped} already present", file=sys.stderr)
     return 0
 
 
@@ -208,10 +260,13 @@ def _need_plan(layout: location.Layout) -> None:
                      "or `baton init --plan FILE`")
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser: argparse.ArgumentParser = _parser_class()(
+        prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", parser_class=type(parser), metavar="COMMAND")
     p = sub.add_parser("init", help="create the job: .baton/plan.json from step names or a plan file")
     p.add_argument("steps", nargs="*", metavar="STEP")
     p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
@@ -240,6 +295,12 @@ def build_parser() -> Parser:
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.set_defaults(func=cmd_log)
+    p = sub.add_parser("repair", help="move bad lines off the ledger's end (kept in .baton/quarantine/)")
+    p.set_defaults(func=cmd_repair)
+    p = sub.add_parser("merge", help="merge two branches' ledgers (git's merge driver); --register sets it up")
+    p.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes them")
+    p.add_argument("--register", action="store_true", help="register the driver in this git repository")
+    p.set_defaults(func=cmd_merge)
     # listed for --help; main() hands `once` its words before argparse sees them
     p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
                        add_help=False)
@@ -260,6 +321,17 @@ def build_parser() -> Parser:
     return parser
 
 
+def _plain(argv: Sequence[str]) -> Optional[Tuple[Callable[[Any, location.Layout], int], Plain]]:
+    """``baton brief`` and ``baton record STEP STATUS [NOTE...]`` with no option anywhere, parsed as
+    argparse would parse them, without importing it (argparse, gettext and locale cost every such
+    call a few milliseconds); anything else goes through argparse."""
+    if list(argv) == ["brief"]:
+        return cmd_brief, Plain(json=False, argv=list(argv))
+    if len(argv) >= 3 and argv[0] == "record" and not any(a.startswith("-") for a in argv[1:]):
+        return cmd_record, Plain(step=argv[1], status=argv[2], note=list(argv[3:]), json=False, argv=list(argv))
+    return None
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -268,11 +340,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from store.cli import once
 
             return once.run(words[1:], location.resolve())
+        plain = _plain(words)
+        if plain is not None:
+            return int(plain[0](plain[1], location.resolve()))
         args = build_parser().parse_args(words)
         args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
             raise BatonError("missing command; one of init, record, brief, status, report, export, verify, log, "
-                             "once, run, session, commands (see `baton --help`)")
+                             "repair, merge, once, run, session, commands (see `baton --help`)")
         if args.func is cmd_record and args.note[:1] == ["--json"]:  # `record STEP STATUS --json NOTE...`
             args.json, args.note = True, args.note[1:]
         return int(args.func(args, location.resolve()))
@@ -283,6 +358,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment, not baton: say what and where
+        print(f"baton: {describe(exc)}", file=sys.stderr)
+        return USAGE
     except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is still one line, never a traceback
         print(f"baton: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return USAGE

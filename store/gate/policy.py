@@ -118,8 +118,12 @@ def _already_changed(call: Call, counters: Mapping[str, Any]) -> bool:
 
 def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
     """(code, why) when only reading is allowed now: NEXT waits for a person, a job limit is
-    reached, or the step has changed as many files as ``limits.changed_files`` allows."""
+    reached, the step has changed as many files as ``limits.changed_files`` allows, or baton has
+    not finished reading a long ledger, so NEXT is not known for sure (fail closed)."""
     nxt = job.next
+    if job.unresolved:
+        return "reading", ("baton has not finished reading this job's long ledger (a fresh clone, say), so it cannot "
+                           "tell which step is NEXT yet; only reading is allowed until it has. Try again in a minute.")
     if nxt is not None and job.waiting_for_approval():
         return waiting_reason(nxt)
     counters = outcomes.read_counters(job.layout)

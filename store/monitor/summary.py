@@ -182,7 +182,7 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "alerts_total": int(fig["alerts_total"]), "last": list(last),
         "failure_times": [{"ts": when(t), "session": sid or None, "step": step or None}
                           for t, sid, step in fig["marks"]],
-        "once": once(job),
+        "once": once(job), "partial": job.partial,
     }
     data["limits"] = _limits(job, data, fig, now)
     return data

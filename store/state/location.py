@@ -13,6 +13,7 @@ import os
 import stat
 from pathlib import Path
 
+from store.base.errors import BatonError
 from store.base.values import Frozen
 
 TYPE_CHECKING = False
@@ -49,6 +50,14 @@ class Layout(Frozen):
     @property
     def torn(self) -> Path:
         return self.root / "torn.log"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.root / "quarantine"
+
+    @property
+    def rebuild_lock(self) -> Path:
+        return self.root / "rebuild.lock"
 
     @property
     def events(self) -> Path:
@@ -100,7 +109,11 @@ def _home(env: Mapping[str, str]) -> Optional[Path]:
 def resolve(env: Optional[Mapping[str, str]] = None, cwd: Union[str, Path, None] = None) -> Layout:
     """Find the job's state directory and project root without touching the disk beyond stat."""
     env = os.environ if env is None else env
-    here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    try:
+        here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+    except FileNotFoundError:
+        raise BatonError("the current folder no longer exists (it was deleted or moved); cd into the project "
+                         "and run the command again") from None
     project_env = env.get("CLAUDE_PROJECT_DIR") or ""
     explicit = env.get("BATON_DIR") or ""
     if explicit:

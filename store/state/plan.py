@@ -14,13 +14,13 @@ import json
 import math
 from pathlib import Path
 
-from store.base.errors import USAGE, BatonError
+from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
 from store.state.rules import Rule, RuleError, parse_rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
@@ -235,14 +235,36 @@ def load_plan(path: Path) -> Plan:
     except FileNotFoundError:
         raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
             from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read the plan: {describe(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc}") from None
     return parse_text(text, str(path))
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names the same key twice (``json`` would keep the last one silently)."""
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    data = dict(pairs)
+    if len(data) == len(pairs):
+        return data
+    seen: Set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    owner = data.get("id")
+    where = f" in the object with id {owner!r}" if isinstance(owner, str) else ""
+    raise DuplicateKey(f"duplicate key {key!r}{where} (a key may appear once in an object)")
+
+
 def parse_text(text: str, source: str) -> Plan:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise PlanError(f"{source}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:  # an integer too long to convert, nesting too deep

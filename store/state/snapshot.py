@@ -1,17 +1,20 @@
 """The derived snapshot ``state.json``: what ``brief`` and ``status`` need, without the ledger.
 
-It holds each step's latest status and attempt, the last record, recent sessions, approvals and
-the ledger offset it has applied up to; for ``baton once`` records (``intent``, ``result``) the
-open intents, the latest results and the count of results, while the per-key index lives in
-shard files (``store.state.effects``) so that this file stays small however many keys a job
-has. Readers stat the ledger and, when it grew, apply only the new bytes; when the snapshot is
-missing, unreadable or disagrees with the ledger it is rebuilt from the ledger once. It is never
-the source of truth and can be deleted at any time.
+It holds each step's latest status and attempt, the last record, recent sessions, approvals, the
+ledger offset it has applied up to and the ledger's last bytes before that offset (``end_mark``);
+for ``baton once`` records (``intent``, ``result``) the open intents, the latest results and the
+count of results, while the per-key index lives in shard files (``store.state.effects``) so that
+this file stays small however many keys a job has. A saved snapshot is trusted only when every
+field has its type and the ledger still holds those bytes at that offset; readers then apply only
+the lines after it. Anything else (missing, half-written, wrong types, another ledger of any size)
+is rebuilt from the ledger, as if missing. It is never the source of truth and can be deleted at
+any time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from store.base.values import Value
@@ -19,9 +22,10 @@ from store.state.ledger import GENESIS, LedgerError, check_link, format_line, it
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Callable, Dict, List, Optional, Sequence
 
-VERSION = 2
+VERSION = 3  # 2: baton once and session costs; 3: end_mark, checked fields
+MARK_BYTES = 64  # the ledger's last bytes kept in ``end_mark``: enough to hold the last record's hash
 KEEP_SESSIONS = 20
 LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
 STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop, limit) leave steps alone
@@ -33,7 +37,7 @@ OPEN_NOTE = 80  # characters of an open intent's command kept for the brief
 class Snapshot(Value):
     __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
                  "approvals", "problems", "progress_seq", "first_hash", "once_open", "once_recent",
-                 "once_results", "once_pending", "session_cost_usd")
+                 "once_results", "once_pending", "session_cost_usd", "end_mark")
 
     def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
                  steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
@@ -41,7 +45,8 @@ class Snapshot(Value):
                  approvals: Optional[Dict[str, Dict[str, Any]]] = None, problems: Optional[List[str]] = None,
                  progress_seq: int = 0, first_hash: str = "", once_open: Optional[Dict[str, Dict[str, Any]]] = None,
                  once_recent: Optional[List[Dict[str, Any]]] = None, once_results: int = 0,
-                 once_pending: Optional[Dict[str, List[int]]] = None, session_cost_usd: float = 0.0) -> None:
+                 once_pending: Optional[Dict[str, List[int]]] = None, session_cost_usd: float = 0.0,
+                 end_mark: str = "") -> None:
         self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
         self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
         self.last = last
@@ -57,6 +62,7 @@ class Snapshot(Value):
         # key digest -> [seq, start offset] of its latest once record, not yet written to the shard files
         self.once_pending: Dict[str, List[int]] = {} if once_pending is None else once_pending
         self.session_cost_usd = session_cost_usd  # summed ``cost_usd`` of ``session`` records (baton run, the SDK)
+        self.end_mark = end_mark  # hex of the ledger's last MARK_BYTES bytes before offset (see mark_end)
 
     def apply(self, record: Dict[str, Any], end_offset: int, start: Optional[int] = None) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line, ``start``
@@ -68,9 +74,13 @@ class Snapshot(Value):
         step, status = str(record.get("step", "")), str(record.get("status", ""))
         brief = {k: record.get(k) for k in LAST_KEYS}
         if status == "approved":
-            self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig", "scope")}
+            self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig", "scope",
+                                                               "kid")}
             self.progress_seq = record["seq"]
         elif status in STEP_STATUSES:
+            if _superseded(self.steps.get(step), record):
+                self._count_session(record.get("session"), record["seq"])
+                return
             self.steps[step] = {**{k: v for k, v in brief.items() if k != "step"}, **checkpoint_refs(record, at)}
             self.progress_seq = record["seq"]
         elif status in ONCE_STATUSES:
@@ -117,22 +127,27 @@ class Snapshot(Value):
             oldest = min(self.sessions, key=lambda s: self.sessions[s]["last"])
             del self.sessions[oldest]
 
+    def mark_end(self, line: bytes) -> None:
+        """Remember the end of the line just applied (with its newline), which ends at ``offset``."""
+        self.end_mark = line[-MARK_BYTES:].hex()
+
     def to_bytes(self) -> bytes:
         data = {"version": VERSION, **{k: getattr(self, k) for k in self.__slots__}}
         return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Optional[Snapshot]:
-        """Decode a saved snapshot; ``None`` when it is unreadable or from another version."""
+        """Decode a saved snapshot; ``None`` when it is unreadable, half-written, from another version,
+        or any field fails its check in :data:`CHECKS`."""
         try:
             data = json.loads(raw.decode("ascii"))
-            if not isinstance(data, dict) or data.pop("version", None) != VERSION:
-                return None
-            snap = cls(**data)
-        except (ValueError, TypeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):
             return None
-        shapes = (snap.steps, snap.once_open, snap.once_pending)
-        return snap if all(isinstance(v, dict) for v in shapes) and isinstance(snap.offset, int) else None
+        if not isinstance(data, dict) or data.pop("version", None) != VERSION or set(data) != set(CHECKS):
+            return None
+        if not all(check(data[name]) for name, check in CHECKS.items()):
+            return None
+        return cls(**data)
 
 
 def key_digest(key: str) -> str:
@@ -158,19 +173,83 @@ def checkpoint_refs(record: Dict[str, Any], at: int) -> Dict[str, Any]:
     return refs
 
 
-class Loaded(Value):
-    __slots__ = ("snapshot", "torn", "changed")
+def _superseded(current: Optional[Dict[str, Any]], record: Dict[str, Any]) -> bool:
+    """A record merged in from another branch does not replace a later record of the same step."""
+    return "merged" in record and current is not None and str(current.get("ts", "")) > str(record.get("ts", ""))
 
-    def __init__(self, snapshot: Snapshot, torn: int, changed: bool) -> None:
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and value >= 0
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _record_view(value: Any) -> bool:
+    """A step's or approval's kept fields, as a record gave them (any JSON value; a status is text)."""
+    return isinstance(value, dict) and isinstance(value.get("status", ""), str)
+
+
+def _map_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    # keys need no check: a JSON object's keys are always strings
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
+def _session_view(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"first", "last", "records"} and all(
+        _count(v) for v in value.values())
+
+
+def _offsets(value: Any) -> bool:
+    """A ``baton once`` key's [seq, start offset] in the ledger."""
+    return isinstance(value, list) and len(value) == 2 and all(_count(v) and not isinstance(v, bool) for v in value)
+
+
+def _amount(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+def _hex(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= 2 * MARK_BYTES and len(value) % 2 == 0 and all(
+        c in "0123456789abcdef" for c in value)
+
+
+# One check per saved field. A field added to Snapshot needs its check here, or saved snapshots
+# never load (tests/state/test_snapshot.py holds the two lists equal).
+CHECKS: Dict[str, Callable[[Any], bool]] = {
+    "offset": _count, "seq": _count, "hash": _text, "first_ts": _text,
+    "steps": _map_of(_record_view), "last": lambda v: v is None or _record_view(v),
+    "sessions": _map_of(_session_view), "sessions_total": _count, "approvals": _map_of(_record_view),
+    "problems": lambda v: isinstance(v, list) and all(_text(p) for p in v), "progress_seq": _count,
+    "end_mark": _hex, "first_hash": _text,
+    "once_open": _map_of(lambda v: isinstance(v, dict)),
+    "once_recent": lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
+    "once_results": _count, "once_pending": _map_of(_offsets), "session_cost_usd": _amount,
+}
+
+
+class Loaded(Value):
+    __slots__ = ("snapshot", "torn", "changed", "partial", "unresolved")
+
+    def __init__(self, snapshot: Snapshot, torn: int, changed: bool, partial: bool = False,
+                 unresolved: Sequence[str] = ()) -> None:
         self.snapshot = snapshot
         self.torn = torn  # bytes of torn tail skipped (0 when the ledger ends cleanly)
         self.changed = changed  # the snapshot on disk is stale and worth saving
+        # partial: read from the ledger's end for the plan's steps only (see store.state.quickread);
+        # exact for those steps, LAST and the chain's end, not for totals; never saved
+        self.partial = partial
+        self.unresolved = tuple(unresolved)  # plan steps the quick read had no time to look for
 
 
-def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
-    """Apply complete lines from ``start``; return the torn tail's length. Raises on a chain gap."""
+def catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
+    """Apply complete lines from ``start``; return the torn tail's length. From ``start`` > 0 a line
+    that does not chain on raises :class:`LedgerError` (the snapshot is not this ledger's); from 0,
+    damaged lines are noted in ``problems`` and skipped."""
     prev: Optional[Dict[str, Any]] = {"seq": snap.seq, "hash": snap.hash} if snap.seq else None
     line_no = None if start else 0
+    raw = b""
     for offset, raw, complete in iter_lines(ledger, start):
         if not complete:
             return len(raw)
@@ -190,28 +269,57 @@ def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
                 record = parse_line(raw)
             except LedgerError:
                 snap.offset = offset + len(raw) + 1
+                snap.mark_end(raw + b"\n")
                 continue
         snap.apply(record, offset + len(raw) + 1, offset)
+        snap.mark_end(raw + b"\n")
         prev = record
     return 0
 
 
-def load(snapshot_path: Path, ledger: Path) -> Loaded:
-    """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
+def matches(snap: Snapshot, ledger: Path) -> bool:
+    """True when the ledger still holds the snapshot's ``end_mark`` bytes just before its offset
+    (one small read: a ledger replaced by another one, even of the same size, fails)."""
+    if not snap.offset:
+        return not snap.end_mark
+    mark = bytes.fromhex(snap.end_mark)
     try:
-        size = ledger.stat().st_size
-    except FileNotFoundError:
-        size = 0
+        fd = os.open(str(ledger), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return bool(mark) and os.fstat(fd).st_size >= snap.offset and \
+            os.pread(fd, len(mark), snap.offset - len(mark)) == mark
+    finally:
+        os.close(fd)
+
+
+def read_saved(snapshot_path: Path, ledger: Path) -> Optional[Snapshot]:
+    """The saved snapshot when it validates and :func:`matches` the ledger; ``None`` otherwise."""
     try:
         snap = Snapshot.from_bytes(snapshot_path.read_bytes())
     except OSError:
-        snap = None
-    if snap is not None and snap.offset <= size:
+        return None
+    return snap if snap is not None and matches(snap, ledger) else None
+
+
+def ledger_size(ledger: Path) -> int:
+    try:
+        return ledger.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def load(snapshot_path: Path, ledger: Path) -> Loaded:
+    """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
+    snap = read_saved(snapshot_path, ledger)
+    if snap is not None:
+        size = ledger_size(ledger)
         if snap.offset == size:
             return Loaded(snap, 0, False)
         before = snap.offset
         try:
-            torn = _catch_up(snap, ledger, before)
+            torn = catch_up(snap, ledger, before)
             return Loaded(snap, torn, snap.offset != before)
         except LedgerError:
             pass
@@ -221,5 +329,5 @@ def load(snapshot_path: Path, ledger: Path) -> Loaded:
 def rebuild(ledger: Path) -> Loaded:
     """A snapshot made from the whole ledger: the slow path, taken once when the cache is lost."""
     fresh = Snapshot()
-    torn = _catch_up(fresh, ledger, 0)
+    torn = catch_up(fresh, ledger, 0)
     return Loaded(fresh, torn, True)

@@ -96,7 +96,8 @@ NOTES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=300).map(str.
 @given(note=NOTES)
 def test_any_note_is_stored_exactly(note: str, layout: Layout) -> None:
     text = commands.run("record", f"a done {note}", layout, ENV)
-    assert text.startswith("baton: recorded a done")
+    # the same note twice in a row (Hypothesis repeats examples) is a retry: already recorded
+    assert text.startswith(("baton: recorded a done", "baton: already recorded a done"))
     assert ledger(layout)[-1]["note"] == note
 
 

@@ -98,8 +98,9 @@ def test_the_readme_walk_through_from_a_fresh_clone(
     subprocess.run(["git", "init", "-q", str(project)], check=True)
     [init] = [line[2:] for line in lines if line.startswith("$ baton init ")]
     made = shell(init, project, env)
-    shown = lines[lines.index(f"$ {init}") + 1].replace("/home/me/my-project", str(project))
-    assert made.stdout == shown + "\n"
+    after = lines[lines.index(f"$ {init}") + 1:]
+    shown = after[:next(i for i, line in enumerate(after) if line.startswith("$ "))]
+    assert made.stdout == "".join(line.replace("/home/me/my-project", str(project)) + "\n" for line in shown)
 
     # ... and the job in `claude -p`, with the installed plugin only (no --plugin-dir).
     steps = init.split()[2:]

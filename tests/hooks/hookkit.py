@@ -27,7 +27,7 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 # Documented output keys per event (claude-code-host.md section 4): top level, then hookSpecificOutput.
 TOP_KEYS: Dict[str, Set[str]] = {
-    "SessionStart": {"hookSpecificOutput"},
+    "SessionStart": {"hookSpecificOutput", "systemMessage"},
     "PreToolUse": {"hookSpecificOutput"},
     "PostToolUse": {"hookSpecificOutput", "systemMessage"},
     "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
@@ -86,8 +86,9 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
         assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
         assert answer["stopReason"].startswith("baton"), answer
         assert "hookSpecificOutput" not in answer, answer
-    if "systemMessage" in answer:  # shown to the person, never to the model
-        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton alert: "), answer
+    if "systemMessage" in answer:  # shown to the person, never to the model: an alert, or a store it cannot write
+        message = answer["systemMessage"]
+        assert isinstance(message, str) and message.startswith(("baton alert: ", "baton cannot write ")), answer
     specific = answer.get("hookSpecificOutput")
     if event in SPECIFIC_KEYS and event != "UserPromptSubmit" and set(answer) != {"systemMessage"}:
         assert isinstance(specific, dict), answer

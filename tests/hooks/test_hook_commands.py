@@ -154,14 +154,27 @@ def test_commands_without_a_plan_say_so_in_one_line(prompt: str, hook: Hook, job
     assert not job.state.exists()
 
 
-def test_a_command_that_fails_unexpectedly_is_refused_with_a_message(hook: Hook, job: JobDir,
-                                                                     payload: Payloads) -> None:
+def test_an_environment_error_names_its_cause_and_path(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(["a"])
     job.layout.ledger.mkdir()  # a folder where the ledger belongs
     result = hook("UserPromptSubmit", typed(payload, "/baton:record a done x"))
+    assert answered(result) == (f"baton: cannot record: a folder where a file was expected: {job.layout.ledger}; "
+                                "nothing was recorded")
+
+
+def test_a_command_that_fails_unexpectedly_is_refused_with_a_message(inproc: Hook, job: JobDir, payload: Payloads,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.cli import actions
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise KeyError("a bug")
+
+    job.plan(["a"])
+    monkeypatch.setattr(actions, "record", broken)
+    result = inproc("UserPromptSubmit", typed(payload, "/baton:record a done x"))
     assert result.stopped
-    assert result.reason.startswith("baton could not run this command: IsADirectoryError")
-    assert result.reason.endswith("Nothing was changed.")
+    assert result.reason.startswith("baton could not run this command: KeyError: 'a bug'")
+    assert result.reason.endswith("Run `baton log -n 3` to see whether anything was recorded.")
     assert "UserPromptSubmit" in job.layout.errors.read_text()
 
 

@@ -74,6 +74,21 @@ def test_the_dashboard_says_what_the_status_document_says(baton: Baton, big: Pat
     assert data["sessions_total"] == 200 and data["cost"]["unreported_sessions"] == 22
 
 
+def test_a_job_read_from_the_ledgers_end_says_so(baton: Baton, sandbox: Sandbox) -> None:
+    from store.monitor import figures, summary
+    from store.state import location
+    from store.state.job import Job
+
+    assert baton("init", "a", "b").code == 0 and baton("record", "a", "done").code == 0
+    assert status(baton, sandbox.project)["partial"] is False
+    assert "note " not in baton("status").out
+    job = Job(location.resolve(), {})
+    job.partial = True  # as a fresh clone's long ledger is read while its snapshot is rebuilt
+    data = summary.summarize(job, figures.refresh(job.layout, job.plan))
+    assert data["partial"] is True
+    assert "note   read from the ledger's end while its snapshot is rebuilt" in dashboard.render(data)
+
+
 def test_the_text_report_lists_every_step_and_session(baton: Baton, big: Path) -> None:
     run = baton("report", cwd=big)
     assert run.code == 0, run.err

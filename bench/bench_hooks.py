@@ -72,6 +72,7 @@ from bench_store import (
 )
 
 from store.cli import actions
+from store.monitor import figures
 from store.state import journal
 from store.state.brief import COMPLETE
 from store.state.job import Job
@@ -295,6 +296,7 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
     if job.next is None or job.next.id != nxt or job.waiting_for_approval() or job.snap.problems:
         raise BenchError(f"{project.state}: NEXT is {job.next.id if job.next else None}, want {nxt} approved "
                          f"(problems: {job.snap.problems})")
+    figures.refresh(project.layout, job.plan)  # the job's figures, as its hooks keep them after normal use
     project.next_id = nxt
     project.records = job.snap.seq
     project.ledger_bytes = ledger.stat().st_size

@@ -1,4 +1,5 @@
-"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds.
+"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds,
+and the person (``systemMessage``) once per condition.
 
 After a Write, Edit or NotebookEdit that a ``check_after_write`` rule covers, the file's check
 runs; a failure is told to the model (``additionalContext``) and recorded as a failed outcome."""
@@ -108,11 +109,18 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         ok, error = False, _first_line(f"check failed: {checked.output}")
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed}
-    alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    observed = outcomes.observe(layout, record, job.snap.seq, step, job.plan.limits, job.snap)
+    told = list(observed.model)
     if checked is not None:
-        alerts.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
-                         f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
-    alerts += _next_after_record(payload, job, str(cwd), env)
-    if not alerts:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}
+        told.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
+                       f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
+    told += _next_after_record(payload, job, str(cwd), env)
+    answer: Dict[str, Any] = {}
+    if told:
+        answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(told)[:2000]}
+    if observed.person or observed.earlier:
+        from store.monitor import alerts, launch
+
+        answer["systemMessage"] = alerts.for_person(observed.person, observed.earlier)
+        launch.kick(layout, env)
+    return answer or None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hooks.context import layout_for
+from hooks.context import layout_for, session_of
 from store.base.errors import BatonError
 from store.base.text import one_line
 from store.state import seen
@@ -11,9 +11,12 @@ from store.state.protocol import session_context
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, List, Mapping, Optional
+
+    from store.state.location import Layout
 
 CAP = 3000  # far under Claude Code's 10,000-character cap on injected context
+ALERTS = 800  # alerts waiting for the model come first, and never crowd the brief out
 PLAN_ERROR = 240  # a plan error names a field; a 20,000-character field name must not become the context
 
 
@@ -42,4 +45,22 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
                     "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}
         # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
         seen.mark(layout, session, job.brief(session, limits))
+    pending = _note_start(layout, payload, env)
+    if pending:  # alerts raised after the last session could tell its model
+        text = "\n".join(pending)[:ALERTS] + "\n\n" + text
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}
+
+
+def _note_start(layout: Layout, payload: Mapping[str, Any], env: Mapping[str, str]) -> List[str]:
+    """Record the session's start for the job's figures; a failure costs the figures, not the brief."""
+    from store.monitor import watch
+
+    try:
+        return watch.session_started(layout, session_of(payload, env),
+                                     watch.transcript_of(payload.get("transcript_path")),
+                                     str(payload.get("source") or ""))
+    except OSError as exc:
+        from store.state import health
+
+        health.report_failure(layout, "SessionStart", f"figures: {type(exc).__name__}: {exc}"[:300])
+        return []

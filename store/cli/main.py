@@ -1,5 +1,5 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log, repair, merge, once, run,
-session, commands.
+"""The ``baton`` command line: init, record, brief, status, report, export, verify, log, repair, merge,
+once, run, session, commands.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
@@ -134,7 +134,9 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
 
         print(json.dumps(data, indent=2))
     else:
-        print(report.status_text(data))
+        from store.cli.dashboard import use_colour
+
+        print(report.status_text(data, use_colour(sys.stdout, os.environ), args.all))
     return 0
 
 
@@ -207,6 +209,18 @@ def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_report as run
+
+    return run(args, layout)
+
+
+def cmd_export(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_export as run
+
+    return run(args, layout)
+
+
 def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
     from store.cli import once
 
@@ -265,11 +279,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
     p.set_defaults(func=cmd_record)
     sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
-    p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
+    p = sub.add_parser("status", help="the job's dashboard: progress, time, cost, tokens, tools, sessions, alerts")
+    p.add_argument("--json", action="store_true", help="the status document (schema baton.status, version 1)")
+    p.add_argument("--all", action="store_true", help="list every step, however long the plan")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
     p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
     p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("report", help="the job's whole summary as text, or as one self-contained HTML page")
+    p.add_argument("--html", metavar="FILE", help="write the report as an HTML page to FILE")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("export", help="send the job's figures to an OpenTelemetry collector (OTLP/HTTP JSON) now")
+    p.add_argument("--print", action="store_true", help="print the request bodies instead of sending them")
+    p.set_defaults(func=cmd_export)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.set_defaults(func=cmd_log)
@@ -324,8 +346,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = build_parser().parse_args(words)
         args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log, repair, merge, once, "
-                             "run, session, commands (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, report, export, verify, log, "
+                             "repair, merge, once, run, session, commands (see `baton --help`)")
         if args.func is cmd_record and args.note[:1] == ["--json"]:  # `record STEP STATUS --json NOTE...`
             args.json, args.note = True, args.note[1:]
         return int(args.func(args, location.resolve()))

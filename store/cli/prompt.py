@@ -90,7 +90,7 @@ def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
     as_json = _as_json(args, "status")
     last, _ = read_last(layout.ledger, 5)
-    data = report.status_data(Job(layout, env), last)
+    data = report.status_data(Job(layout, env), last, env)
     return report.to_json(data) if as_json else "baton status:\n" + report.status_text(data)
 
 

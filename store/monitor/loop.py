@@ -11,11 +11,9 @@ not ending, since the host wakes it again when that work finishes, so nothing is
 
 from __future__ import annotations
 
-import json
-import os
-
 from store.base import durable
-from store.monitor import limits
+from store.base.values import Value
+from store.monitor import alerts, limits, watch
 from store.monitor.outcomes import read_counters, save_counters
 from store.state import journal
 from store.state.job import Job
@@ -27,35 +25,6 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET = 12
 KEEP_SESSIONS = 50
-USAGE_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-TRANSCRIPT_CHUNK = 4 * 1024 * 1024
-
-
-def _add_usage(counters: Dict[str, Any], transcript: str) -> None:
-    """Add the tokens (and costUSD, when the transcript has it) written since the last look."""
-    if not transcript or not os.path.isfile(transcript):
-        return
-    offsets = counters.setdefault("transcripts", {})
-    start = int(offsets.get(transcript, 0))
-    with open(transcript, "rb") as handle:
-        handle.seek(start)
-        chunk = handle.read(TRANSCRIPT_CHUNK)
-    end = chunk.rfind(b"\n") + 1
-    for raw in chunk[:end].splitlines():
-        try:
-            entry = json.loads(raw)
-        except ValueError:
-            continue
-        message = entry.get("message") if isinstance(entry, dict) else None
-        usage = message.get("usage") if isinstance(message, dict) else None
-        if isinstance(usage, dict):
-            counters["tokens"] = int(counters.get("tokens", 0)) + sum(
-                int(usage.get(k) or 0) for k in USAGE_KEYS if isinstance(usage.get(k), int))
-        if isinstance(entry, dict) and isinstance(entry.get("costUSD"), (int, float)):
-            counters["cost_usd"] = float(counters.get("cost_usd", 0.0)) + float(entry["costUSD"])
-    offsets[transcript] = start + end
-    if len(offsets) > KEEP_SESSIONS:
-        offsets.pop(next(iter(offsets)))
 
 
 def _verdict(job: Job, counters: Dict[str, Any], session: str, background: int) -> Tuple[Optional[str], str]:
@@ -83,19 +52,42 @@ def _verdict(job: Job, counters: Dict[str, Any], session: str, background: int) 
     return stop_reason(line, nxt.id, mine["blocks"], budget), ""
 
 
-def decide(job: Job, session: str, transcript: str, background: int = 0) -> Optional[str]:
-    """The reason to block this stop, or ``None`` to let it happen. ``background``: how many
-    background tasks of the session are still running."""
+class Answer(Value):
+    __slots__ = ("reason", "person")
+
+    def __init__(self, reason: Optional[str], person: Optional[str]) -> None:
+        self.reason = reason  # why the stop is blocked (what the model reads), or None to let it happen
+        self.person = person  # alerts for the person (a systemMessage), or None
+
+
+def _figures(job: Job, counters: Dict[str, Any], session: str, transcript: str) -> Optional[Dict[str, Any]]:
+    """The figures caught up with this session; ``None`` (and a DEGRADED line) when that fails, so
+    that a broken figures file never keeps a session alive or lets it go early."""
+    try:
+        return watch.catch_up(job, counters, session, transcript)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as exc:
+        from store.state import health
+
+        health.report_failure(job.layout, "Stop", f"figures: {type(exc).__name__}: {exc}"[:300])
+        return None
+
+
+def stop(job: Job, session: str, transcript: str, background: int = 0) -> Answer:
+    """Whether to block this stop, and what to tell the person. ``background``: how many background
+    tasks of the session are still running."""
     layout = job.layout
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.hooks_lock):
         counters = read_counters(layout)
         counters["turns"] = int(counters.get("turns", 0)) + 1
-        try:
-            _add_usage(counters, transcript)
-        except OSError:
-            pass  # usage is a best-effort figure; a missing transcript must not keep a session alive
+        fig = _figures(job, counters, session, watch.transcript_of(transcript))
         reason, why = _verdict(job, counters, session, background)
+        new = watch.raise_fresh(job, counters, watch.conditions(job, counters, fig), session)
+        if reason is not None and new:
+            reason += "\n" + "\n".join(a.model for a in new)
+        else:
+            alerts.defer(counters, new)
+        person = alerts.for_person(new, alerts.take_pending_person(counters))
         mine = counters.setdefault("stops", {}).setdefault(session or "-", {"blocks": 0, "seq": -1})
         log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
         if log:
@@ -103,4 +95,9 @@ def decide(job: Job, session: str, transcript: str, background: int = 0) -> Opti
         save_counters(layout, counters)
     if log and job.next is not None:
         journal.append(layout, job.next.id, "stop", f"session ended with {job.next.id} still NEXT: {why}")
-    return reason
+    return Answer(reason, person)
+
+
+def decide(job: Job, session: str, transcript: str, background: int = 0) -> Optional[str]:
+    """The reason to block this stop, or ``None`` to let it happen (see :func:`stop`)."""
+    return stop(job, session, transcript, background).reason

@@ -41,9 +41,10 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "no_progress_minutes": "minutes without a step or approval record before an alert",
     "external_ops": "operations that leave the machine in the whole job (`baton once` results and outgoing calls)",
 }
-FLOAT_LIMITS = ("cost_usd", "wall_minutes")
+FLOAT_LIMITS = ("cost_usd", "wall_minutes", "no_progress_minutes")
 
 
 class PlanError(BatonError):

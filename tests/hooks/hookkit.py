@@ -33,6 +33,7 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
     "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
+    "SessionEnd": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
@@ -85,8 +86,11 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
         assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
         assert answer["stopReason"].startswith("baton"), answer
         assert "hookSpecificOutput" not in answer, answer
+    if "systemMessage" in answer:  # shown to the person, never to the model: an alert, or a store it cannot write
+        message = answer["systemMessage"]
+        assert isinstance(message, str) and message.startswith(("baton alert: ", "baton cannot write ")), answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event != "UserPromptSubmit":
+    if event in SPECIFIC_KEYS and event != "UserPromptSubmit" and set(answer) != {"systemMessage"}:
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -98,8 +102,6 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
             assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
-    if "systemMessage" in answer:
-        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton "), answer
     return answer
 
 

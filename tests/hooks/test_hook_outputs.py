@@ -44,6 +44,7 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "stop": ("context", "NEXT: build - Build it"),
     "stop_active": ("context", "NEXT: build - Build it"),
     "stop_background": (None, ""),  # an async subagent still runs: the session is not ending
+    "session_end": (None, ""),  # the figures are noted; Claude Code shows nothing at the end
 }
 
 WITHOUT_PLAN: Dict[str, Tuple[Optional[str], str]] = {

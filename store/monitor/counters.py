@@ -1,0 +1,26 @@
+"""Where the hooks' counters live: ``counters.json``, read whole (or as empty when missing or
+damaged) and replaced atomically by writers holding ``hooks.lock``."""
+
+from __future__ import annotations
+
+import json
+
+from store.base import durable
+from store.state.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping
+
+
+def read_counters(layout: Layout) -> Dict[str, Any]:
+    try:
+        data = json.loads(layout.counters.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
+    """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
+    durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)

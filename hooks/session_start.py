@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hooks.context import layout_for
+from hooks.context import env_for, layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
+from store.state import workers
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -20,11 +21,19 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.plan.exists():
         return None  # no job here: say nothing
+    env = env_for(payload, env)
     try:
         job = Job(layout, env)
     except BatonError as exc:  # a broken plan is news the model must pass on to the person
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        text = session_context(job.brief(str(payload.get("session_id", ""))))
+        news = []
+        try:
+            if job.take_step():  # a parallel plan: this session becomes a worker with a step of its own
+                job = Job(layout, env)
+        except BatonError as exc:
+            news.append(f"DEGRADED: no step could be claimed for this session: {one_line(exc.message, 160)}")
+        workers.renew(layout, job.snap, job.worker)
+        text = session_context(job.brief(str(payload.get("session_id", "")), news))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

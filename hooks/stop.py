@@ -5,7 +5,7 @@ Not while a background subagent still runs: the session is not over then (see ``
 
 from __future__ import annotations
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 from store.monitor import loop
 from store.state.job import Job
 
@@ -29,6 +29,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.plan.exists():
         return None
     transcript = payload.get("transcript_path")
-    reason = loop.decide(Job(layout, env), session_of(payload, env), transcript if isinstance(transcript, str) else "",
+    job = Job(layout, env_for(payload, env), fresh=False)
+    reason = loop.decide(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
                          running_in_background(payload))
     return {"decision": "block", "reason": reason} if reason else None

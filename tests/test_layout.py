@@ -14,15 +14,17 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-ORDER = ["store.base", "store.shell", "store.state", "store.monitor", "store.gate", "store.cli", "hooks"]
+ORDER = ["store.base", "store.backend", "store.shell", "store.state", "store.monitor", "store.gate", "store.cli",
+         "hooks"]
 # part -> the parts it may import (besides itself and the root package's version)
 ALLOWED: Dict[str, Set[str]] = {
     "store.base": set(),
+    "store.backend": {"store.base"},
     "store.shell": {"store.base"},
-    "store.state": {"store.base"},
-    "store.monitor": {"store.base", "store.shell", "store.state"},
-    "store.gate": {"store.base", "store.shell", "store.state", "store.monitor"},
-    "store.cli": {"store.base", "store.shell", "store.state", "store.monitor", "store.gate"},
+    "store.state": {"store.base", "store.backend"},
+    "store.monitor": {"store.base", "store.backend", "store.shell", "store.state"},
+    "store.gate": {"store.base", "store.backend", "store.shell", "store.state", "store.monitor"},
+    "store.cli": {"store.base", "store.backend", "store.shell", "store.state", "store.monitor", "store.gate"},
     "hooks": set(ORDER[:-1]),
     "store.__main__": {"store.cli"},
 }

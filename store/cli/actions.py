@@ -9,8 +9,8 @@ from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import validation
-from store.state import approvals, journal
-from store.state.brief import ALL_DONE, progress
+from store.state import approvals, claims, journal, workers
+from store.state.brief import ALL_DONE
 from store.state.job import Job
 from store.state.location import Layout
 from store.state.plan import Plan, load_plan, parse_text
@@ -54,7 +54,8 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    if step.needs_approval and not Job(layout, env).approved(step.id):
+    before = Job(layout, env) if (step.needs_approval or plan.parallel) else None
+    if step.needs_approval and before is not None and not before.approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
     recorded = status
@@ -64,12 +65,34 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
         if not outcome.ok:
             recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
     record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
-    nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
-               f"NEXT: {nxt.id if nxt else ALL_DONE}")
+    if record.get("queued"):
+        message = (f"queued {step.id} {recorded}: the job's database cannot be reached, so the record is kept in "
+                   f"{layout.root / 'queue.jsonl'} and written, in order, when it is back")
+    else:
+        message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
+                   f"NEXT: {next_after(layout, env, step.id, before)}")
     if recorded != status:
         return f"{message}\n{step.id} was not recorded done: {note}", CHECK
     return message, 0
+
+
+def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Any) -> str:
+    """NEXT for this worker after a record: a worker whose step is now done claims a ready one."""
+    job = Job(layout, env)
+    if job.plan.parallel and job.next is None and not job.complete() and before is not None \
+            and claims.held_by(before.snap.claims, job.worker) == step_id:
+        if workers.claim(layout, job.plan, job.worker, job.waits).step:
+            job = Job(layout, env)
+    return next_text(job)
+
+
+def next_text(job: Job) -> str:
+    """NEXT as ``record`` and ``claim`` print it: the step, or why there is none."""
+    if job.next is not None:
+        return job.next.id + (" (claimed for you)" if job.plan.parallel else "")
+    if job.complete():
+        return ALL_DONE
+    return workers.idle_next(job.plan, job.snap, job.worker, job.waits)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:

@@ -1,4 +1,4 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log.
+"""The ``baton`` command line: init, record, brief, status, verify, log, claim, release, store.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
@@ -17,13 +17,12 @@ from store import __version__
 from store.base.errors import CHECK, USAGE, BatonError
 from store.cli import actions
 from store.cli import views as report
-from store.state import journal, location
+from store.state import journal, location, workers
 from store.state.job import Job
-from store.state.ledger import read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn, Optional, Sequence
+    from typing import Dict, NoReturn, Optional, Sequence
 
 
 class Parser(argparse.ArgumentParser):
@@ -65,7 +64,7 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    last, _ = read_last(layout.ledger, 5)
+    last, _ = journal.last_records(layout, 5)
     data = report.status_data(job, last)
     print(json.dumps(data, indent=2) if args.json else report.status_text(data))
     return 0
@@ -73,8 +72,9 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
 
 def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     verdict = journal.verify(layout)
+    where = layout.ledger if journal.shared() is None else "the job's records in the database"
     if verdict.problem:
-        print(f"baton: verify failed: {layout.ledger}: {verdict.problem}", file=sys.stderr)
+        print(f"baton: verify failed: {where}: {verdict.problem}", file=sys.stderr)
         return CHECK
     print(f"ok: {verdict.records} records, chain intact (last hash {verdict.last_hash[:12]})")
     if verdict.torn:
@@ -86,11 +86,68 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
-    records, torn = read_last(layout.ledger, args.n)
+    records, torn = journal.last_records(layout, args.n)
     journal.warn_torn(len(torn))
     for record in records:
         print(json.dumps(record, separators=(",", ":")) if args.json else report.log_line(record))
     return 0
+
+
+def _worker_env(args: argparse.Namespace) -> Dict[str, str]:
+    env = dict(os.environ)
+    if args.worker:
+        env["BATON_WORKER"] = args.worker
+    return env
+
+
+def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
+    """Give this worker a ready step (or say why there is none); ``--wait`` polls until one is ready."""
+    import time
+
+    from store.cli.actions import next_text
+
+    env = _worker_env(args)
+    deadline = time.monotonic() + max(0.0, args.wait)
+    while True:
+        job = Job(layout, env)
+        if not job.plan.parallel:
+            print(f"this plan has no `needs`: its steps run in order, and NEXT is {next_text(job)} for everyone")
+            return 0 if job.next is not None else CHECK
+        got = (workers.Claimed(job.next.id, False) if job.next
+               else workers.claim(layout, job.plan, job.worker, job.waits))
+        if got.step is not None or job.complete() or time.monotonic() >= deadline:
+            break
+        time.sleep(min(2.0, max(0.2, deadline - time.monotonic())))
+    if got.step is not None:
+        job = Job(layout, env)
+    text = next_text(job)
+    data = {"worker": job.worker, "step": got.step, "new": got.new, "complete": job.complete(), "next": text}
+    if args.json:
+        print(json.dumps(data))
+    elif got.step is not None:
+        verb = "claimed" if got.new else "already holds"
+        title = f" - {job.next.title}" if job.next is not None and job.next.title else ""
+        print(f"worker {job.worker} {verb} {got.step}{title}")
+    else:
+        print(f"nothing claimed for worker {job.worker}: {text}")
+    return 0 if got.step is not None else CHECK
+
+
+def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
+    job = Job(layout, _worker_env(args))
+    record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
+    if record is None:
+        print(f"worker {job.worker} holds no step; nothing released")
+        return CHECK
+    print(f"worker {job.worker} gave back {record['step']}: another worker may claim it now")
+    return 0
+
+
+def cmd_store(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import transfer
+
+    return transfer.push(layout, args.url, args.job) if args.action == "push" else transfer.pull(layout, args.url,
+                                                                                                 args.job)
 
 
 def build_parser() -> Parser:
@@ -116,6 +173,20 @@ def build_parser() -> Parser:
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    p = sub.add_parser("claim", help="take a ready step of a parallel plan for this worker")
+    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="poll until a step is ready")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_claim)
+    p = sub.add_parser("release", help="give back the step this worker holds")
+    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
+    p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
+    p.set_defaults(func=cmd_release)
+    p = sub.add_parser("store", help="copy a job between .baton/steps.jsonl and a PostgreSQL database")
+    p.add_argument("action", choices=("push", "pull"), help="push: file to database; pull: database to file")
+    p.add_argument("url", nargs="?", default="", metavar="URL", help="the database (default: $BATON_DATABASE_URL)")
+    p.add_argument("--job", default="", metavar="NAME", help="the job's name (default: $BATON_JOB or the plan's)")
+    p.set_defaults(func=cmd_store)
     return parser
 
 
@@ -124,7 +195,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, claim, release, store "
+                             "(see `baton --help`)")
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)

@@ -61,9 +61,9 @@ def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import views as report
-    from store.state.ledger import read_last
+    from store.state import journal
 
-    last, _ = read_last(layout.ledger, 5)
+    last, _ = journal.last_records(layout, 5)
     return report.status_text(report.status_data(Job(layout, env), last))
 
 

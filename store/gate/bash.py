@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
-BATON_WRITE = ("record",)
+BATON_WRITE = ("record", "claim", "release")
 # A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
 SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
 KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
@@ -61,7 +61,7 @@ def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan])
                                         "the person's decision. Ask them if the plan needs to change.")
         if sub and sub not in BATON_READ + BATON_WRITE + ("init",):
             return refuse("baton-cmd", f"baton denied `baton {sub}`: not a command the agent may run (use brief, "
-                                       "status, log, record).")
+                                       "status, log, record, claim, release).")
     return None
 
 

@@ -1,16 +1,16 @@
-"""One job as the hooks and the CLI see it: plan, up-to-date snapshot, valid approvals, NEXT."""
+"""One job as the hooks and the CLI see it: plan, up-to-date snapshot, valid approvals, NEXT for
+this worker, and, with a database, whether it could be reached."""
 
 from __future__ import annotations
 
 import os
 
-from store.state import journal
-from store.state.brief import progress
+from store.state import journal, workers
 from store.state.plan import Plan, Step, load_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, Mapping, Optional, Sequence
+    from typing import Dict, List, Mapping, Optional, Sequence
 
     from store.state.location import Layout
 
@@ -18,13 +18,40 @@ if TYPE_CHECKING:
 class Job:
     """Loaded once per process; reads only the plan, the snapshot and a stat of the ledger."""
 
-    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True) -> None:
+    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, fresh: bool = True) -> None:
+        """``fresh=False``: with a database, a copy a few seconds old will do (the hooks' hot path)."""
         self.layout, self.env = layout, env
         self.plan: Plan = load_plan(layout.plan)
-        loaded = journal.read_state(layout, save=save)
+        self.worker = workers.identity(env)
+        loaded = journal.read_state(layout, save=save, worker=self.worker, fresh=fresh)
         self.snap, self.torn = loaded.snapshot, loaded.torn
+        self.problem: str = getattr(loaded, "problem", "")  # the database could not be reached
+        self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
+        self._shared_leases = getattr(loaded, "leases", None)
         self._approved: Optional[Dict[str, bool]] = None  # checked on first use: most calls never need it
-        self.next: Optional[Step] = progress(self.plan, self.snap).next
+        self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
+
+    def leases(self) -> List[workers.Lease]:
+        """Every step held by a worker, with its lease."""
+        if self._shared_leases is not None:
+            return workers.shared_leases(self.plan, self.snap, self._shared_leases)
+        return workers.file_leases(self.layout, self.plan, self.snap)
+
+    def waits(self, step_id: str) -> bool:
+        """True when ``step_id`` needs a person's approval it does not have yet."""
+        step = self.plan.step(step_id)
+        return step is not None and step.needs_approval and not self.approved(step_id)
+
+    def complete(self) -> bool:
+        return workers.all_complete(self.plan, self.snap)
+
+    def take_step(self) -> str:
+        """In a parallel plan, claim a ready step for this worker when it holds none. Returns the
+        step claimed ("" when none was), or raises :class:`BatonError` when it cannot be tried."""
+        if not self.plan.parallel or self.next is not None or self.complete():
+            return ""
+        got = workers.claim(self.layout, self.plan, self.worker, self.waits)
+        return got.step or ""
 
     @property
     def approvals_checked(self) -> Dict[str, bool]:
@@ -58,4 +85,10 @@ class Job:
                  for s in self.forged()[:2]]
         degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")))
         extra += [degraded] if degraded else []
-        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved)
+        if self.problem:
+            extra.append(f"DEGRADED: {self.problem}; {self.queued} record(s) queued in .baton/queue.jsonl are written "
+                         "when it is back; claims and writes wait until then")
+        elif self.queued:
+            extra.append(f"DEGRADED: {self.queued} record(s) are still queued in .baton/queue.jsonl for the database")
+        leases = self.leases() if self.plan.parallel else []
+        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases)

@@ -2,7 +2,7 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
+``approval``, ``validate``, ``needs``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
 mistake raises :class:`PlanError` with one line naming the file, the step and the field.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "needs")
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
 RULE_FIELDS = ("id", "deny_bash", "reason")
 MAX_ID = 200
@@ -37,8 +37,9 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "lease_minutes": "minutes without a worker's activity before its claimed step may be claimed again",
 }
-FLOAT_LIMITS = ("cost_usd", "wall_minutes")
+FLOAT_LIMITS = ("cost_usd", "wall_minutes", "lease_minutes")
 
 
 class PlanError(BatonError):
@@ -58,17 +59,18 @@ class Rule(Frozen):
 
 
 class Step(Frozen):
-    """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
+    """One step. ``None`` for tools/writes/bash means "not restricted by this field"; ``None`` for
+    ``needs`` means "needs the step before it" (see :meth:`Plan.needs_of`)."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "needs")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None) -> None:
+                 validate: Optional[str] = None, needs: Optional[Tuple[str, ...]] = None) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
-        self.approval, self.validate = approval, validate
+        self.approval, self.validate, self.needs = approval, validate, needs
 
     @property
     def needs_approval(self) -> bool:
@@ -93,6 +95,19 @@ class Plan(Frozen):
             if step.id == step_id:
                 return step
         return None
+
+    @property
+    def parallel(self) -> bool:
+        """True when any step says what it ``needs``: steps then run in parallel, by claims.
+        Without ``needs`` anywhere the plan is the sequence it always was."""
+        return any(step.needs is not None for step in self.steps)
+
+    def needs_of(self, index: int) -> Tuple[str, ...]:
+        """The ids step ``index`` waits for: its ``needs``, else the step before it."""
+        step = self.steps[index]
+        if step.needs is not None:
+            return step.needs
+        return (self.steps[index - 1].id,) if index > 0 else ()
 
 
 def _where(source: str, index: Optional[int], step_id: Optional[str], name: str) -> str:
@@ -164,8 +179,44 @@ def _step(raw: Any, index: int, source: str) -> Step:
     validate = raw.get("validate")
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
-    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate)
+    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash", "needs")}
+    needs = lists["needs"]
+    if needs is not None and len(set(needs)) != len(needs):
+        raise PlanError(f"{at('needs')}: names a step twice")
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, needs)
+
+
+def _check_needs(plan: Plan, source: str) -> None:
+    """Every id in ``needs`` names a step of the plan, and no step waits, through others, for itself."""
+    index = {sid: i for i, sid in enumerate(plan.ids)}
+    for i, step in enumerate(plan.steps):
+        for name in step.needs or ():
+            if name not in index:
+                raise PlanError(f"{_where(source, i, step.id, 'needs')}: {name!r} is not a step of this plan")
+    colour = [0] * len(plan.steps)  # 0 not seen, 1 on the current path, 2 finished
+    for start in range(len(plan.steps)):
+        if colour[start]:
+            continue
+        colour[start], stack = 1, [(start, 0)]
+        while stack:
+            node, k = stack[-1]
+            deps = plan.needs_of(node)
+            if k == len(deps):
+                colour[node] = 2
+                stack.pop()
+                continue
+            stack[-1] = (node, k + 1)
+            dep = index[deps[k]]
+            if colour[dep] == 1:
+                path = [n for n, _ in stack]
+                loop = path[path.index(dep):]
+                names = " -> ".join(repr(plan.steps[n].id) for n in loop + [dep])
+                at = next(n for n in loop if plan.steps[n].needs is not None)  # implicit needs only point back
+                raise PlanError(f"{_where(source, at, plan.steps[at].id, 'needs')}: a cycle: {names} "
+                                "(a step without `needs` needs the step before it)")
+            if colour[dep] == 0:
+                colour[dep] = 1
+                stack.append((dep, 0))
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:
@@ -225,7 +276,10 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
-    return Plan(steps, job, limits, protect, rules, source)
+    plan = Plan(steps, job, limits, protect, rules, source)
+    if plan.parallel:
+        _check_needs(plan, source)
+    return plan
 
 
 def load_plan(path: Path) -> Plan:

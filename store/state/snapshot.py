@@ -12,13 +12,14 @@ import json
 from pathlib import Path
 
 from store.base.values import Value
+from store.state import claims
 from store.state.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
-VERSION = 1
+VERSION = 2  # 2: claims of parallel steps
 KEEP_SESSIONS = 20
 LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
 STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop, limit) leave steps alone
@@ -26,13 +27,13 @@ STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop
 
 class Snapshot(Value):
     __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
-                 "approvals", "problems", "progress_seq")
+                 "approvals", "problems", "progress_seq", "claims")
 
     def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
                  steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
                  sessions: Optional[Dict[str, Dict[str, int]]] = None, sessions_total: int = 0,
                  approvals: Optional[Dict[str, Dict[str, Any]]] = None, problems: Optional[List[str]] = None,
-                 progress_seq: int = 0) -> None:
+                 progress_seq: int = 0, claims: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
         self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
         self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
         self.last = last
@@ -41,6 +42,7 @@ class Snapshot(Value):
         self.approvals: Dict[str, Dict[str, Any]] = {} if approvals is None else approvals
         self.problems: List[str] = [] if problems is None else problems  # corrupt lines seen while applying
         self.progress_seq = progress_seq  # seq of the last step or approval record (system records are not)
+        self.claims: Dict[str, Dict[str, Any]] = {} if claims is None else claims  # step -> who holds it
 
     def apply(self, record: Dict[str, Any], end_offset: int) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line."""
@@ -48,6 +50,7 @@ class Snapshot(Value):
         self.first_ts = self.first_ts or str(record.get("ts", ""))
         step, status = str(record.get("step", "")), str(record.get("status", ""))
         brief = {k: record.get(k) for k in LAST_KEYS}
+        claims.fold(self.claims, record)
         if status == "approved":
             self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig")}
             self.progress_seq = record["seq"]

@@ -1,0 +1,304 @@
+"""A job whose records are kept in a database: its state (from the clone's recent copy on the
+hooks' hot path), appends (queued while the server is unreachable, replayed in order when it is
+back), claims, and the chain for ``verify``.
+
+The records are sealed and the snapshot folded here, exactly as for ``steps.jsonl``, and handed
+to ``store.backend.postgres`` as lines; so a record has the same bytes and hash in either store.
+Hooks that only read (the gate, PostToolUse) trust a copy younger than :data:`FRESH_SECONDS`;
+every other reader, and every writer, asks the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from store.backend import choice
+from store.backend.driver import Unreachable
+from store.backend.local import Local, new_id, when
+from store.backend.postgres import Built, Head, SharedJob
+from store.base.errors import USAGE, BatonError
+from store.state import claims
+from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal
+from store.state.snapshot import Loaded, Snapshot
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+
+    from store.state.location import Layout
+
+    Chosen = Tuple[str, str, str, Dict[str, Any]]
+    Fields = Callable[[Snapshot, str, str, str, Dict[str, Any]], Dict[str, Any]]
+
+FRESH_SECONDS = 15.0  # how old a copy the gate and PostToolUse may use (the worker's lease renews this often)
+RETRY_SECONDS = 5.0  # after a failed contact, hooks on the hot path wait this long before trying again
+
+
+class SharedLoaded(Loaded):
+    """A snapshot read from (or for) a database, with what the local copy adds: the claims'
+    leases, the error when the server could not be reached, and the records still queued."""
+
+    __slots__ = ("leases", "problem", "queued", "fetched")
+
+    def __init__(self, snapshot: Snapshot, leases: List[Dict[str, Any]], problem: str, queued: int,
+                 fetched: float) -> None:
+        super().__init__(snapshot, 0, False)
+        self.leases, self.problem, self.queued, self.fetched = leases, problem, queued, fetched
+
+
+def job_name(layout: Layout, override: str = "") -> str:
+    """The job's name in the database: ``override``, else ``BATON_JOB``, else the plan's ``job``."""
+    name = override.strip() or (os.environ.get("BATON_JOB") or "").strip()
+    if name:
+        return name
+    try:
+        data = json.loads(layout.plan.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        data = None
+    found = data.get("job") if isinstance(data, dict) else None
+    if not isinstance(found, str) or not found.strip():
+        raise BatonError(f"{layout.plan}: with the job kept in a database, the plan needs a \"job\" id (the name "
+                         "every clone shares), or set BATON_JOB", USAGE)
+    return found.strip()
+
+
+def _database() -> choice.Database:
+    database = choice.selected(os.environ)
+    assert database is not None, "remote is used only when a database is selected"
+    return database
+
+
+def open_job(layout: Layout) -> SharedJob:
+    return SharedJob(_database().conninfo, job_name(layout))
+
+
+# ------------------------------------------------------------------ building records
+
+
+def snapshot_of(job: SharedJob, head: Head) -> Snapshot:
+    """The snapshot at ``head``: the stored one when it matches the chain's end, else rebuilt."""
+    stored = stored_snapshot(head)
+    return stored if stored is not None else rebuild(job, head)
+
+
+def stored_snapshot(head: Head) -> Optional[Snapshot]:
+    """The snapshot the database keeps with ``head``, when it is readable and matches it."""
+    if not head.snapshot:
+        return None if head.seq else Snapshot()
+    snap = Snapshot.from_bytes(head.snapshot.encode("ascii", "replace"))
+    return snap if snap is not None and (snap.seq, snap.hash) == (head.seq, head.hash) else None
+
+
+def rebuild(job: SharedJob, head: Head) -> Snapshot:
+    """A snapshot made from the records up to ``head`` (the slow path, once per lost snapshot)."""
+    snap = Snapshot()
+    prev: Optional[Dict[str, Any]] = None
+    for seq, line in job.lines(0, head.seq):
+        try:
+            record = parse_line(line.encode("ascii"))
+            check_link(record, prev)
+        except (LedgerError, UnicodeEncodeError) as exc:
+            snap.problems = (snap.problems + [f"record {seq}: {exc}"])[-5:]
+            continue
+        snap.apply(record, seq)
+        prev = record
+    return snap
+
+
+def _built(snap: Snapshot, head: Head, fields: Dict[str, Any]) -> Built:
+    record = seal(fields, head.seq + 1, head.hash)
+    snap.apply(record, record["seq"])
+    return Built(canonical(record).decode("ascii"), record["seq"], record["hash"], str(record.get("step", "")),
+                 str(record.get("status", "")), str(record.get("worker") or ""), snap.to_bytes().decode("ascii"))
+
+
+def _maker(job: SharedJob, chosen: Chosen, make_fields: Fields) -> Callable[[Head], Optional[Built]]:
+    def make(head: Head) -> Optional[Built]:
+        snap = snapshot_of(job, head)
+        return _built(snap, head, make_fields(snap, *chosen))
+
+    return make
+
+
+def _record(built: Built) -> Dict[str, Any]:
+    record: Dict[str, Any] = json.loads(built.line)
+    return record
+
+
+# ------------------------------------------------------------------ reading
+
+
+def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) -> SharedLoaded:
+    """The job's state; with ``fresh`` false a recent local copy will do (the hooks' hot path)."""
+    local = Local(layout.root)
+    name = job_name(layout)
+    cache = local.read_cache()
+    if cache.get("job") != name:
+        cache = {}
+    now = time.time()
+    if not fresh and "snapshot" in cache and not local.has_queue():
+        if cache.get("error") and now - float(cache.get("failed", 0)) < RETRY_SECONDS:
+            return _from_cache(cache, local)
+        if not cache.get("error") and now - float(cache.get("fetched", 0)) < FRESH_SECONDS:
+            return _from_cache(cache, local)
+    job = SharedJob(_database().conninfo, name)
+    try:
+        replay(layout, job, local, make_fields)
+        head = job.head()
+        snap = stored_snapshot(head)
+        if snap is None:
+            snap = rebuild(job, head)
+            job.save_snapshot(head, snap.to_bytes().decode("ascii"))
+        if worker and claims.held_by(snap.claims, worker):
+            job.renew(worker)
+        cache = _fetched(name, snap, job)
+    except Unreachable as exc:
+        cache = local.note_failure(cache or {"job": name}, exc.message)
+        return _from_cache(cache, local)
+    local.write_cache(cache)
+    return _from_cache(cache, local)
+
+
+def _fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:
+    return {"job": name, "fetched": time.time(), "snapshot": snap.to_bytes().decode("ascii"), "leases": _leases(job)}
+
+
+def _leases(job: SharedJob) -> List[Dict[str, Any]]:
+    return [{"step": lease.step, "worker": lease.worker, "age": lease.age, "idle": lease.idle}
+            for lease in job.leases()]
+
+
+def _from_cache(cache: Dict[str, Any], local: Local) -> SharedLoaded:
+    raw = cache.get("snapshot")
+    snap = Snapshot.from_bytes(raw.encode("ascii")) if isinstance(raw, str) else None
+    snap = snap or Snapshot()
+    queued = local.queued()
+    for number, entry in enumerate(queued, 1):  # acknowledged, so shown as done, though not yet in the chain
+        record = {"seq": snap.seq + number, "hash": "queued", "prev": "queued", "ts": entry["extra"].get("ts", ""),
+                  "step": entry["step"], "status": entry["status"], "note": entry["note"], **entry["extra"]}
+        snap.apply(record, snap.offset)
+    fetched = float(cache.get("fetched", 0))
+    late = max(0.0, time.time() - fetched) if fetched else 0.0
+    leases = [dict(lease, idle=float(lease.get("idle", 0)) + late, age=float(lease.get("age", 0)) + late)
+              for lease in cache.get("leases", []) if isinstance(lease, dict)]
+    problem = str(cache.get("error") or "")
+    if problem:
+        problem += f" (since {when(cache.get('since'))}; state as of {when(fetched or None)})"
+    return SharedLoaded(snap, leases, problem, len(queued), fetched)
+
+
+def lines(layout: Layout) -> Iterator[Tuple[int, bytes, bool]]:
+    """The records as ``verify`` walks them: ``(seq, line, complete)``."""
+    for seq, line in open_job(layout).lines():
+        yield seq, line.encode("ascii", "replace"), True
+
+
+def last_records(layout: Layout, count: int) -> List[Dict[str, Any]]:
+    out = []
+    for line in open_job(layout).last_lines(count) if count > 0 else []:
+        try:
+            out.append(parse_line(line.encode("ascii", "replace")))
+        except LedgerError:
+            continue
+    return out
+
+
+# ------------------------------------------------------------------ writing
+
+
+def append(layout: Layout, chosen: Chosen, make_fields: Fields) -> Dict[str, Any]:
+    """Write one record (after any queued ones); while the server is unreachable, queue it."""
+    step, status, note, extra = chosen
+    local = Local(layout.root)
+    job = open_job(layout)
+    frozen = {"ts": extra.get("ts") or _now(), "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""), **extra}
+    entry: Dict[str, Any] = {"id": new_id(), "job": job.name, "step": step, "status": status, "note": note,
+                             "extra": frozen}
+    try:
+        replay(layout, job, local, make_fields)
+        built = job.append(step, _maker(job, (step, status, note, frozen), make_fields), entry["id"])
+    except Unreachable as exc:
+        local.enqueue(entry)  # acknowledged once it is here; replayed in order, at most once
+        local.note_failure(local.read_cache() or {"job": job.name}, exc.message)
+        return {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **frozen}
+    assert built is not None, "a fresh write id cannot have been written before"
+    _refresh_cache(local, job, built)
+    return _record(built)
+
+
+def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) -> int:
+    """Write the queued records, oldest first, each once; return how many were written."""
+    if not local.has_queue():
+        return 0
+    with local.locked():
+        entries = local.queued()
+        written = 0
+        try:
+            for entry in entries:
+                if entry.get("job") != job.name:
+                    written += 1  # queued for another job (BATON_JOB changed): kept out of this one
+                    continue
+                chosen = (str(entry["step"]), str(entry["status"]), str(entry["note"]), dict(entry["extra"]))
+                job.append(chosen[0], _maker(job, chosen, make_fields), str(entry["id"]))
+                written += 1
+        finally:
+            if written:
+                local.drop(written)
+    return written
+
+
+def _refresh_cache(local: Local, job: SharedJob, built: Built) -> None:
+    cache = local.read_cache()
+    cache.update(job=job.name, fetched=time.time(), snapshot=built.snapshot)
+    for key in ("error", "failed", "since"):
+        cache.pop(key, None)
+    if built.status in claims.SYSTEM or built.status in claims.ENDS:
+        try:
+            cache["leases"] = _leases(job)
+        except Unreachable:
+            cache.pop("leases", None)
+    local.write_cache(cache)
+
+
+def renew(layout: Layout, worker: str) -> None:
+    """Mark ``worker`` active in the database now (the hooks call it at most every FRESH_SECONDS)."""
+    open_job(layout).renew(worker)
+
+
+def claim(layout: Layout, worker: str, lease_seconds: float, candidates: Callable[[Snapshot], Sequence[str]],
+          choose: Callable[[Snapshot, str], Optional[Chosen]], make_fields: Fields) -> Optional[Dict[str, Any]]:
+    """Claim the first of ``candidates(snapshot)`` nobody live holds, taken with SKIP LOCKED; the
+    record ``choose`` names for it (``None``: the step is no longer claimable) is appended in the
+    same transaction. Claims are never queued: without the server nothing can be claimed."""
+    local = Local(layout.root)
+    job = open_job(layout)
+    replay(layout, job, local, make_fields)
+    lost: List[bool] = []
+    for _ in range(10):  # the snapshot may move between reading it and locking the row: try again
+        snap = snapshot_of(job, job.head())
+        names = list(candidates(snap))
+        if not names:
+            return None
+        lost.clear()
+
+        def make(head: Head, step: str) -> Optional[Built]:
+            locked = snapshot_of(job, head)
+            picked = choose(locked, step)
+            if picked is None:
+                lost.append(True)
+                return None
+            return _built(locked, head, make_fields(locked, *picked))
+
+        built = job.claim(worker, names, lease_seconds, make, new_id())
+        if built is not None:
+            _refresh_cache(local, job, built)
+            return _record(built)
+        if not lost:
+            return None
+    return None
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

@@ -56,7 +56,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok,
               "error": "" if ok else _first_line(payload.get("error")), "changed": changed}
-    alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    if job.plan.parallel:  # counted per worker: the step's own records, not the other workers'
+        mark = int(job.snap.steps.get(step, {}).get("seq") or 0)
+        alerts = outcomes.update(layout, record, mark, step, job.plan.limits, job.worker)
+    else:
+        alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
     if not alerts:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

@@ -24,10 +24,12 @@ _connections: Dict[str, Any] = {}
 
 
 class Unreachable(BatonError):
-    """The database cannot be used now; what was to be written can wait in the local queue."""
+    """The database cannot be used now; what was to be written can wait in the local queue.
+    ``cause`` is the driver's own words (one line)."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, CHECK)
+    def __init__(self, cause: str) -> None:
+        super().__init__(f"the job's database cannot be reached: {cause}", CHECK)
+        self.cause = cause
 
 
 def _site_dirs() -> List[str]:
@@ -66,7 +68,12 @@ def unreachable(exc: BaseException) -> Optional[Unreachable]:
     if isinstance(exc, module.errors.TransactionRollback):  # a deadlock or serialization failure: retry
         return None
     text = " ".join(str(exc).split()) or type(exc).__name__
-    return Unreachable(f"the job's database cannot be reached: {text[:300]}")
+    return Unreachable(text[:300])
+
+
+def cached(conninfo: str) -> bool:
+    """True when this process already holds a connection to ``conninfo`` (it may have died since)."""
+    return conninfo in _connections
 
 
 def connect(conninfo: str) -> Any:
@@ -81,7 +88,7 @@ def connect(conninfo: str) -> Any:
     try:
         conn = module.connect(conninfo, autocommit=True, application_name="baton", **extra)
     except module.Error as exc:
-        raise (unreachable(exc) or Unreachable(f"the job's database cannot be reached: {exc}")) from None
+        raise (unreachable(exc) or Unreachable(" ".join(str(exc).split())[:300])) from None
     _connections[conninfo] = conn
     return conn
 

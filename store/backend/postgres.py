@@ -11,6 +11,8 @@ clone's queue is never applied twice). Lock order, always: a step's claim row, t
 
 from __future__ import annotations
 
+import json
+
 from store.backend import driver
 from store.base.errors import CHECK, BatonError
 from store.base.values import Frozen
@@ -66,6 +68,13 @@ END $$;
 """
 
 
+def _pipeline(conn: Any) -> Any:
+    """libpq's pipeline mode where it exists (libpq 14+), else a block that does nothing."""
+    import contextlib
+
+    return conn.pipeline() if driver.psycopg().Pipeline.is_supported() else contextlib.nullcontext()
+
+
 class Head(Frozen):
     """The end of a job's chain as the database holds it, with its snapshot (``None`` when absent)."""
 
@@ -102,11 +111,15 @@ class SharedJob:
         self.conninfo, self.name = conninfo, name
 
     def _run(self, work: Callable[[Any], T]) -> T:
-        """``work(connection)``, retried on a deadlock or serialization failure, the schema made
-        when missing; any sign the server cannot be used becomes :class:`driver.Unreachable`."""
+        """``work(connection)``, retried on a deadlock or serialization failure, the schema made when
+        missing, and once on a new connection when the one kept from earlier was dropped (appends
+        are safe to retry: their write id is stored with them). Any other sign the server cannot
+        be used becomes :class:`driver.Unreachable`."""
         module = driver.psycopg()
         errors = module.errors
+        fresh_tried = False
         for attempt in range(RETRIES):
+            reused = driver.cached(self.conninfo)
             conn = driver.connect(self.conninfo)
             try:
                 return work(conn)
@@ -120,6 +133,9 @@ class SharedJob:
                 if lost is None:
                     raise
                 driver.forget(self.conninfo)
+                if reused and not fresh_tried:  # a kept connection the server dropped (a restart): once more
+                    fresh_tried = True
+                    continue
                 raise lost from None
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
@@ -183,8 +199,9 @@ class SharedJob:
 
     def append(self, step: str, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
         """Append what ``make(head)`` builds on the locked head, in one transaction with the
-        snapshot and the claim it changes. ``None``: ``make`` declined, or ``write_id`` was
-        already written (a replay of a write whose commit was not acknowledged)."""
+        snapshot and the claim it changes; ``None`` when ``make`` declined. When ``write_id`` was
+        written before (a replay of a write whose commit was not acknowledged), that record is
+        returned, with an empty snapshot, and nothing is written."""
 
         def work(conn: Any) -> Optional[Built]:
             with conn.transaction():
@@ -230,17 +247,24 @@ class SharedJob:
 
     def _store(self, conn: Any, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
         head = self._locked_head(conn)
-        if conn.execute("SELECT 1 FROM baton_writes WHERE job = %s AND id = %s", (self.name, write_id)).fetchone():
-            return None
+        before = conn.execute("SELECT r.line, r.seq, r.hash FROM baton_writes w JOIN baton_records r ON "
+                              "r.job = w.job AND r.seq = w.seq WHERE w.job = %s AND w.id = %s",
+                              (self.name, write_id)).fetchone()
+        if before is not None:  # written already (its commit's answer was lost): that record, not a second
+            fields = json.loads(before[0])
+            return Built(str(before[0]), int(before[1]), str(before[2]), str(fields.get("step", "")),
+                         str(fields.get("status", "")), str(fields.get("worker") or ""), "")
         built = make(head)
         if built is None:
             return None
-        conn.execute("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
-                     (self.name, built.seq, built.hash, built.line))
-        conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
-                     (built.seq, built.hash, built.snapshot, self.name))
-        conn.execute("INSERT INTO baton_writes (job, id, seq) VALUES (%s, %s, %s)", (self.name, write_id, built.seq))
-        self._track_claim(conn, built)
+        with _pipeline(conn):  # the writes go in one round trip: the job's row is locked meanwhile
+            conn.execute("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
+                         (self.name, built.seq, built.hash, built.line))
+            conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
+                         (built.seq, built.hash, built.snapshot, self.name))
+            conn.execute("INSERT INTO baton_writes (job, id, seq) VALUES (%s, %s, %s)",
+                         (self.name, write_id, built.seq))
+            self._track_claim(conn, built)
         return built
 
     def _track_claim(self, conn: Any, built: Built) -> None:

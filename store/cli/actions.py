@@ -20,7 +20,8 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Tuple
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
+             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n"
+             "workers/\nshared.json\nqueue.jsonl\nqueue.lock\n")
 
 
 def suggest(step: str, plan: Plan) -> str:

@@ -101,8 +101,9 @@ def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
     """(code, why) when only reading is allowed now: NEXT waits for a person, a job limit is
     reached, or the step has changed as many files as ``limits.changed_files`` allows."""
     if job.problem:
-        return "database", (f"{job.problem}. Which step you hold cannot be checked, so only reading is allowed "
-                            "until it is back (baton record still works: it queues the record).")
+        return "database", (f"the job's database cannot be reached ({job.problem}), so which step you hold "
+                            "cannot be checked and only reading is allowed until it is back (baton record still "
+                            "works: it queues the record).")
     nxt = job.next
     if nxt is None and job.plan.parallel and not job.complete():
         return "no-claim", no_claim_reason(job)
@@ -110,6 +111,8 @@ def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
         return waiting_reason(nxt)
     counters = outcomes.read_counters(job.layout)
     hit = limits.reached(job.plan.limits, job.snap, counters)
+    if job.plan.parallel:
+        counters = outcomes.for_worker(counters, job.worker)
     if hit:
         return limit_reason(hit)
     over = nxt is not None and limits.step_files_over(job.plan.limits, counters, nxt.id)

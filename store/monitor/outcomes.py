@@ -68,13 +68,27 @@ def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:
     return counters
 
 
-def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float]) -> List[str]:
-    """Fold one outcome in; return the alerts (for the model) that this outcome crosses."""
+def for_worker(counters: Dict[str, Any], worker: str) -> Dict[str, Any]:
+    """The counters of one step's work: the whole file, or in a parallel plan (``worker`` given)
+    the worker's own part, so workers sharing a ``.baton/`` do not reset each other's."""
+    if not worker:
+        return counters
+    mine: Dict[str, Any] = counters.setdefault("workers", {}).setdefault(worker, {})
+    if len(counters["workers"]) > KEEP_FILES:
+        counters["workers"].pop(next(iter(counters["workers"])))
+    return mine
+
+
+def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float],
+           worker: str = "") -> List[str]:
+    """Fold one outcome in; return the alerts (for the model) that this outcome crosses. ``worker``:
+    in a parallel plan, whose step this is (``seq`` is then that step's last record)."""
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.hooks_lock):
         append_event(layout, event)
-        c = _fresh_for(read_counters(layout), seq, step)
-        c["total_calls"] = int(c.get("total_calls", 0)) + 1
+        whole = read_counters(layout)
+        whole["total_calls"] = int(whole.get("total_calls", 0)) + 1
+        c = _fresh_for(for_worker(whole, worker), seq, step)
         c["calls_since_record"] = int(c.get("calls_since_record", 0)) + 1
         alerts = []
         if event.get("ok"):
@@ -102,5 +116,5 @@ def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits
         if cap and step and c["changed_count"] > cap and event.get("changed"):
             alerts.append(f"baton: step {step} has changed {c['changed_count']} files, over the job's limit of "
                           f"{int(cap)}; further writes are refused until the step is recorded.")
-        save_counters(layout, c)
+        save_counters(layout, whole)
     return alerts

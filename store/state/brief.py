@@ -137,14 +137,15 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
 
 def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
            approved: Optional[Callable[[str], bool]] = None, worker: str = "",
-           leases: Sequence[workers.Lease] = ()) -> str:
+           leases: Sequence[workers.Lease] = (), idle: Optional[str] = None) -> str:
     """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long.
-    ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing."""
+    ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing;
+    ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready)."""
     prog = progress(plan, snap, worker)
     approved = approved or (lambda sid: sid in snap.approvals)
     next_line = _next_line(prog.next)
     if prog.next is None and plan.parallel and len(prog.done) < len(plan.ids):
-        next_line = "NEXT: " + workers.idle_next(plan, snap, worker, lambda s: _waits(plan, s, approved))
+        next_line = "NEXT: " + (idle or workers.idle_next(plan, snap, worker, lambda s: _waits(plan, s, approved)))
     head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), next_line, *_last_line(snap)]
     found = _news(plan, snap, prog, session, torn, approved, leases, worker)
     lines = head + [one_line(n, NEWS_LINE) for n in [*found, *news]]

@@ -4,6 +4,7 @@ this worker, and, with a database, whether it could be reached."""
 from __future__ import annotations
 
 import os
+import time
 
 from store.state import journal, workers
 from store.state.plan import Plan, Step, load_plan
@@ -25,8 +26,9 @@ class Job:
         self.worker = workers.identity(env)
         loaded = journal.read_state(layout, save=save, worker=self.worker, fresh=fresh)
         self.snap, self.torn = loaded.snapshot, loaded.torn
-        self.problem: str = getattr(loaded, "problem", "")  # the database could not be reached
+        self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached
         self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
+        self._times = (getattr(loaded, "since", 0.0), getattr(loaded, "fetched", 0.0))
         self._shared_leases = getattr(loaded, "leases", None)
         self._approved: Optional[Dict[str, bool]] = None  # checked on first use: most calls never need it
         self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
@@ -86,9 +88,13 @@ class Job:
         degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")))
         extra += [degraded] if degraded else []
         if self.problem:
-            extra.append(f"DEGRADED: {self.problem}; {self.queued} record(s) queued in .baton/queue.jsonl are written "
-                         "when it is back; claims and writes wait until then")
+            since, seen = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if t else "?" for t in self._times)
+            extra.append(f"DEGRADED: the job's database cannot be reached since {since} (the state shown is as of "
+                         f"{seen}); {self.queued} record(s) queued in .baton/queue.jsonl are written when it is "
+                         f"back, and claims and writes wait until then: {self.problem}")
         elif self.queued:
             extra.append(f"DEGRADED: {self.queued} record(s) are still queued in .baton/queue.jsonl for the database")
         leases = self.leases() if self.plan.parallel else []
-        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases)
+        idle = "(no step claimed by you: claims wait until the job's database is back)" if self.problem else None
+        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases,
+                      idle)

@@ -16,7 +16,7 @@ import time
 
 from store.backend import choice
 from store.backend.driver import Unreachable
-from store.backend.local import Local, new_id, when
+from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
 from store.base.errors import USAGE, BatonError
 from store.state import claims
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     Chosen = Tuple[str, str, str, Dict[str, Any]]
     Fields = Callable[[Snapshot, str, str, str, Dict[str, Any]], Dict[str, Any]]
 
-FRESH_SECONDS = 15.0  # how old a copy the gate and PostToolUse may use (the worker's lease renews this often)
+FRESH_SECONDS = 30.0  # how old a copy the gate and PostToolUse may use (the worker's lease renews this often)
 RETRY_SECONDS = 5.0  # after a failed contact, hooks on the hot path wait this long before trying again
 
 
@@ -40,12 +40,13 @@ class SharedLoaded(Loaded):
     """A snapshot read from (or for) a database, with what the local copy adds: the claims'
     leases, the error when the server could not be reached, and the records still queued."""
 
-    __slots__ = ("leases", "problem", "queued", "fetched")
+    __slots__ = ("leases", "problem", "queued", "fetched", "since")
 
     def __init__(self, snapshot: Snapshot, leases: List[Dict[str, Any]], problem: str, queued: int,
-                 fetched: float) -> None:
+                 fetched: float, since: float = 0.0) -> None:
         super().__init__(snapshot, 0, False)
-        self.leases, self.problem, self.queued, self.fetched = leases, problem, queued, fetched
+        self.leases, self.problem, self.queued = leases, problem, queued
+        self.fetched, self.since = fetched, since  # when the copy was read; since when the server is unreachable
 
 
 def job_name(layout: Layout, override: str = "") -> str:
@@ -155,7 +156,7 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
             job.renew(worker)
         cache = _fetched(name, snap, job)
     except Unreachable as exc:
-        cache = local.note_failure(cache or {"job": name}, exc.message)
+        cache = local.note_failure(cache or {"job": name}, exc.cause)
         return _from_cache(cache, local)
     local.write_cache(cache)
     return _from_cache(cache, local)
@@ -184,9 +185,7 @@ def _from_cache(cache: Dict[str, Any], local: Local) -> SharedLoaded:
     leases = [dict(lease, idle=float(lease.get("idle", 0)) + late, age=float(lease.get("age", 0)) + late)
               for lease in cache.get("leases", []) if isinstance(lease, dict)]
     problem = str(cache.get("error") or "")
-    if problem:
-        problem += f" (since {when(cache.get('since'))}; state as of {when(fetched or None)})"
-    return SharedLoaded(snap, leases, problem, len(queued), fetched)
+    return SharedLoaded(snap, leases, problem, len(queued), fetched, float(cache.get("since") or 0))
 
 
 def lines(layout: Layout) -> Iterator[Tuple[int, bytes, bool]]:
@@ -221,9 +220,9 @@ def append(layout: Layout, chosen: Chosen, make_fields: Fields) -> Dict[str, Any
         built = job.append(step, _maker(job, (step, status, note, frozen), make_fields), entry["id"])
     except Unreachable as exc:
         local.enqueue(entry)  # acknowledged once it is here; replayed in order, at most once
-        local.note_failure(local.read_cache() or {"job": job.name}, exc.message)
+        local.note_failure(local.read_cache() or {"job": job.name}, exc.cause)
         return {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **frozen}
-    assert built is not None, "a fresh write id cannot have been written before"
+    assert built is not None, "an append always builds a record"
     _refresh_cache(local, job, built)
     return _record(built)
 
@@ -250,6 +249,8 @@ def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) ->
 
 
 def _refresh_cache(local: Local, job: SharedJob, built: Built) -> None:
+    if not built.snapshot:  # a record written before: the cache is refreshed by the next read
+        return
     cache = local.read_cache()
     cache.update(job=job.name, fetched=time.time(), snapshot=built.snapshot)
     for key in ("error", "failed", "since"):

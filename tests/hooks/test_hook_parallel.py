@@ -120,6 +120,22 @@ def test_tool_calls_renew_the_lease(hook: Hook, job: JobDir, payload: Payloads) 
     assert before.idle >= 0 and after.idle < 5 and after.left > before.left
 
 
+def test_each_worker_counts_the_files_its_own_step_changed(inproc: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({**PLAN, "limits": {"changed_files": 2}})
+    start(inproc, payload, ALPHA)
+    start(inproc, payload, BETA)
+    for n in range(3):  # the workers take turns; neither resets the other's count
+        for session, folder in ((ALPHA, "docs"), (BETA, "src")):
+            call = write(payload, job, session, f"{folder}/f{n}.md")
+            answer = inproc("PreToolUse", call)
+            assert answer.denied == (n == 2), (session, n, answer.reason)
+            if n == 2:
+                assert answer.reason.endswith("[baton:changed-files]")
+                continue
+            inproc("PostToolUse", {**call, "hook_event_name": "PostToolUse",
+                                   "tool_response": {"type": "create", "filePath": call["tool_input"]["file_path"]}})
+
+
 def test_without_needs_sessions_share_one_next_and_claim_nothing(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan({"steps": ["a", "b"]})
     assert next_line(start(hook, payload, ALPHA)) == "NEXT: a"

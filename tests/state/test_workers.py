@@ -1,0 +1,172 @@
+"""NEXT for a worker, ready steps, claims folded from the ledger, leases, and what the brief says
+about them (file store; the database's side is in tests/backend and tests/state/test_parallel)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import pytest
+
+from store.state import claims, journal, location, workers
+from store.state.brief import render
+from store.state.job import Job
+from store.state.plan import parse_plan
+from store.state.snapshot import Snapshot
+
+PLAN = parse_plan({"steps": [
+    {"id": "a", "needs": []}, {"id": "b", "needs": []}, {"id": "gate", "needs": [], "approval": True},
+    {"id": "c", "needs": ["a", "b"]}, "d"]})
+
+
+def snap_of(*records: Dict[str, Any]) -> Snapshot:
+    snap = Snapshot()
+    for seq, record in enumerate(records, 1):
+        snap.apply({"seq": seq, "hash": f"h{seq}", "ts": f"2026-01-01T00:00:{seq:02d}Z", **record}, seq)
+    return snap
+
+
+def claim(step: str, worker: str) -> Dict[str, Any]:
+    return {"step": step, "status": "claim", "worker": worker}
+
+
+def test_identity_is_the_named_worker_else_the_session_else_user_at_host() -> None:
+    assert workers.identity({"BATON_WORKER": " w7 ", "CLAUDE_CODE_SESSION_ID": "s1"}) == "w7"
+    assert workers.identity({"CLAUDE_CODE_SESSION_ID": "s1"}) == "s1"
+    assert workers.identity({"USER": "ann"}) == f"ann@{os.uname().nodename}"
+
+
+def test_without_needs_next_is_the_first_step_not_done_for_everyone() -> None:
+    plan = parse_plan({"steps": ["a", "b", "c"]})
+    snap = snap_of({"step": "b", "status": "done"}, claim("a", "w1"))
+    assert [workers.next_for(plan, snap, w).id for w in ("w1", "w2", "")] == ["a", "a", "a"]  # type: ignore[union-attr]
+
+
+def test_in_a_parallel_plan_next_is_the_step_the_worker_holds() -> None:
+    snap = snap_of(claim("a", "w1"), claim("b", "w2"))
+    assert workers.next_for(PLAN, snap, "w1").id == "a"  # type: ignore[union-attr]
+    assert workers.next_for(PLAN, snap, "w2").id == "b"  # type: ignore[union-attr]
+    assert workers.next_for(PLAN, snap, "w3") is None
+    done = snap_of(claim("a", "w1"), {"step": "a", "status": "done"})
+    assert workers.next_for(PLAN, done, "w1") is None and done.claims == {}
+
+
+def test_ready_steps_follow_needs_and_a_failed_step_stays_ready() -> None:
+    snap = snap_of({"step": "a", "status": "done"}, {"step": "b", "status": "failed"})
+    assert [s.id for s in workers.ready(PLAN, snap)] == ["b", "gate"]
+    snap.apply({"seq": 9, "hash": "h", "step": "b", "status": "done"}, 9)
+    assert [s.id for s in workers.ready(PLAN, snap)] == ["gate", "c"]
+    assert workers.candidates(PLAN, snap, lambda s: s == "gate") == ["c", "gate"]  # approval steps last
+
+
+def test_claims_fold_release_takeover_and_one_step_per_worker() -> None:
+    folded: Dict[str, Dict[str, Any]] = {}
+    for record in (claim("a", "w1"), {"step": "a", "status": "release", "worker": "w2"}):
+        claims.fold(folded, {"seq": 1, "ts": "t1", **record})
+    assert claims.holder(folded, "a") == "w1"  # only the holder gives a step back
+    claims.fold(folded, {"seq": 2, "ts": "t2", "step": "a", "status": "release", "worker": "w1"})
+    assert claims.holder(folded, "a") is None and claims.held_by(folded, "w1") is None
+    claims.fold(folded, {"seq": 3, "ts": "t3", **claim("a", "w2")})
+    assert folded["a"]["after"] == {"worker": "w1", "ts": "t1", "released": "t2"}
+    claims.fold(folded, {"seq": 4, "ts": "t4", **claim("b", "w2")})
+    assert claims.held_by(folded, "w2") == "b" and folded["a"]["released"] == "t4"
+    claims.fold(folded, {"seq": 5, "ts": "t5", "step": "b", "status": "running"})
+    claims.fold(folded, {"seq": 6, "ts": "t6", "step": "b", "status": "skipped"})
+    assert "b" not in folded
+
+
+@pytest.fixture
+def layout(monkeypatch: pytest.MonkeyPatch) -> location.Layout:
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    found = location.resolve()
+    found.root.mkdir()
+    found.plan.write_text('{"limits": {"lease_minutes": 1}, "steps": [{"id": "a", "needs": []}, '
+                          '{"id": "b", "needs": []}, {"id": "c", "needs": ["a"]}]}')
+    return found
+
+
+def test_claims_hand_out_each_ready_step_once(layout: location.Layout) -> None:
+    plan = Job(layout, {}).plan
+    got = [workers.claim(layout, plan, w) for w in ("w1", "w2", "w3", "w1")]
+    assert [(g.step, g.new) for g in got] == [("a", True), ("b", True), (None, False), ("a", False)]
+    journal.append(layout, "a", "done")
+    assert workers.claim(layout, plan, "w3").step == "c"  # c needed a: ready now
+    assert [r["status"] for r in _ledger(layout)] == ["claim", "claim", "done", "claim"]
+
+
+def test_a_step_whose_holder_went_quiet_is_claimed_again_after_its_lease(layout: location.Layout) -> None:
+    plan = Job(layout, {}).plan
+    assert workers.claim(layout, plan, "w1").step == "a"
+    assert workers.claim(layout, plan, "w2").step == "b"
+    assert workers.claim(layout, plan, "w3").step is None
+    snap = journal.read_state(layout).snapshot
+    [lease] = [le for le in workers.file_leases(layout, plan, snap) if le.worker == "w1"]
+    assert 0 <= lease.idle < 30 and lease.left > 30
+    later = time.time() + 61  # the claim is 61 s old then, and w1 has shown no activity since
+    [late] = [le for le in workers.file_leases(layout, plan, snap, now=later) if le.worker == "w1"]
+    assert late.left < 0
+    _age_everything(layout, seconds=61)
+    assert workers.claim(layout, plan, "w3").step == "a"
+    brief = Job(layout, {"BATON_WORKER": "w3"}).brief()
+    assert "NEXT: a" in brief.splitlines()
+    assert ("LEFT RUNNING: a was claimed by worker w1 at " in brief
+            and "which stopped showing activity until its lease expired" in brief)
+    assert Job(layout, {"BATON_WORKER": "w1"}).next is None  # w1 lost it
+
+
+def test_activity_keeps_the_lease(layout: location.Layout) -> None:
+    plan = Job(layout, {}).plan
+    workers.claim(layout, plan, "w1")
+    _age_everything(layout, seconds=61)
+    workers.renew(layout, journal.read_state(layout).snapshot, "w1")  # what every hook call does
+    assert workers.claim(layout, plan, "w2").step == "b"
+    assert workers.claim(layout, plan, "w3").step is None
+
+
+def test_heartbeat_names_stay_inside_the_workers_folder(layout: location.Layout) -> None:
+    for name in ("../../etc/passwd", "a/b", "..", "x" * 300, "s\u00e9ssion"):
+        path = workers.heartbeat_path(layout, name)
+        assert path.parent == layout.root / workers.HEARTBEATS and len(path.name) <= 80
+    assert workers.heartbeat_path(layout, "a/b") != workers.heartbeat_path(layout, "a_b")
+
+
+def test_the_brief_shows_the_workers_own_next_and_one_line_on_the_others() -> None:
+    plan = parse_plan({"steps": [{"id": f"s{i}", "needs": []} for i in range(60)]})
+    snap = snap_of(*[claim(f"s{i}", f"worker-{i}") for i in range(60)],
+                   {"step": "s5", "status": "running", "session": "other"})
+    leases = workers.file_leases(location.Layout(Path("/nonexistent"), Path("/")), plan, snap)
+    text = render(plan, snap, "mine", worker="worker-3", leases=leases)
+    lines = text.splitlines()
+    assert "NEXT: s3" in lines
+    others = [line for line in lines if line.startswith("OTHERS: ")]
+    assert len(others) == 1 and others[0].startswith("OTHERS: 59 other workers: ") and len(others[0]) <= 260
+    assert not any(line.startswith("LEFT RUNNING") for line in lines)  # s5 is another worker's, in progress
+    idle = render(plan, snap_of(*[claim(f"s{i}", f"w{i}") for i in range(60)]), worker="late")
+    assert "NEXT: (nothing ready for you now: 60 held by other workers - stop)" in idle.splitlines()
+
+
+def _age_everything(layout: location.Layout, seconds: float) -> None:
+    """Shift the claims' times and the heartbeats back by ``seconds`` (rewriting the snapshot the
+    leases are read from, and each heartbeat file's mtime)."""
+    import json
+
+    from store.state import snapshot
+
+    snap = snapshot.load(layout.snapshot, layout.ledger).snapshot
+    for entry in snap.claims.values():
+        then = workers._epoch(entry["ts"]) - seconds
+        entry["ts"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(then))
+    layout.snapshot.write_bytes(snap.to_bytes())
+    assert json.loads(layout.snapshot.read_bytes())["offset"] == layout.ledger.stat().st_size
+    folder = layout.root / workers.HEARTBEATS
+    for beat in folder.iterdir() if folder.exists() else ():
+        past = beat.stat().st_mtime - seconds
+        os.utime(beat, (past, past))
+
+
+def _ledger(layout: location.Layout) -> List[Dict[str, Any]]:
+    import json
+
+    return [json.loads(line) for line in layout.ledger.read_text().splitlines()]

@@ -197,15 +197,19 @@ class SharedJob:
             "UPDATE baton_jobs SET snapshot = %s WHERE job = %s AND seq = %s AND hash = %s",
             (snapshot, self.name, head.seq, head.hash)))
 
-    def append(self, step: str, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
+    def append(self, step: str, make: Callable[[Head], Optional[Built]], write_id: str,
+               claim_row: bool = True) -> Optional[Built]:
         """Append what ``make(head)`` builds on the locked head, in one transaction with the
         snapshot and the claim it changes; ``None`` when ``make`` declined. When ``write_id`` was
         written before (a replay of a write whose commit was not acknowledged), that record is
-        returned, with an empty snapshot, and nothing is written."""
+        returned, with an empty snapshot, and nothing is written. ``claim_row``: the record may
+        change the step's claim (its row is then locked first, as claims lock it)."""
 
         def work(conn: Any) -> Optional[Built]:
-            with conn.transaction():
-                conn.execute("SELECT 1 FROM baton_claims WHERE job = %s AND step = %s FOR UPDATE", (self.name, step))
+            with _pipeline(conn), conn.transaction():  # statements whose answers are not read go together
+                if claim_row:
+                    conn.execute("SELECT 1 FROM baton_claims WHERE job = %s AND step = %s FOR UPDATE",
+                                 (self.name, step))
                 return self._store(conn, make, write_id)
 
         return self._run(work)
@@ -217,7 +221,7 @@ class SharedJob:
         Rows other claimers have locked are skipped, not waited for."""
 
         def work(conn: Any) -> Optional[Built]:
-            with conn.transaction():
+            with _pipeline(conn), conn.transaction():  # statements whose answers are not read go together
                 self._ensure_job(conn)
                 conn.execute("INSERT INTO baton_claims (job, step) SELECT %s, unnest(%s::text[]) "
                              "ON CONFLICT DO NOTHING", (self.name, list(candidates)))
@@ -236,20 +240,20 @@ class SharedJob:
     def _ensure_job(self, conn: Any) -> None:
         conn.execute("INSERT INTO baton_jobs (job, hash) VALUES (%s, %s) ON CONFLICT DO NOTHING", (self.name, GENESIS))
 
-    def _locked_head(self, conn: Any) -> Head:
-        row = conn.execute("SELECT seq, hash, snapshot FROM baton_jobs WHERE job = %s FOR UPDATE",
-                           (self.name,)).fetchone()
+    def _locked_head(self, conn: Any, write_id: str = "") -> Tuple[Head, Optional[Tuple[str, int, str]]]:
+        """The job's head, its row locked, and the record ``write_id`` wrote, if it was written."""
+        query = ("SELECT j.seq, j.hash, j.snapshot, r.line, r.seq, r.hash FROM baton_jobs j "
+                 "LEFT JOIN baton_writes w ON w.job = j.job AND w.id = %s "
+                 "LEFT JOIN baton_records r ON r.job = w.job AND r.seq = w.seq WHERE j.job = %s FOR UPDATE OF j")
+        row = conn.execute(query, (write_id, self.name)).fetchone()
         if row is None:
             self._ensure_job(conn)
-            row = conn.execute("SELECT seq, hash, snapshot FROM baton_jobs WHERE job = %s FOR UPDATE",
-                               (self.name,)).fetchone()
-        return Head(int(row[0]), str(row[1]), row[2])
+            row = conn.execute(query, (write_id, self.name)).fetchone()
+        before = (str(row[3]), int(row[4]), str(row[5])) if row[3] is not None else None
+        return Head(int(row[0]), str(row[1]), row[2]), before
 
     def _store(self, conn: Any, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
-        head = self._locked_head(conn)
-        before = conn.execute("SELECT r.line, r.seq, r.hash FROM baton_writes w JOIN baton_records r ON "
-                              "r.job = w.job AND r.seq = w.seq WHERE w.job = %s AND w.id = %s",
-                              (self.name, write_id)).fetchone()
+        head, before = self._locked_head(conn, write_id)
         if before is not None:  # written already (its commit's answer was lost): that record, not a second
             fields = json.loads(before[0])
             return Built(str(before[0]), int(before[1]), str(before[2]), str(fields.get("step", "")),
@@ -257,14 +261,13 @@ class SharedJob:
         built = make(head)
         if built is None:
             return None
-        with _pipeline(conn):  # the writes go in one round trip: the job's row is locked meanwhile
-            conn.execute("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
-                         (self.name, built.seq, built.hash, built.line))
-            conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
-                         (built.seq, built.hash, built.snapshot, self.name))
-            conn.execute("INSERT INTO baton_writes (job, id, seq) VALUES (%s, %s, %s)",
-                         (self.name, write_id, built.seq))
-            self._track_claim(conn, built)
+        # in a pipeline (see the callers), these and the COMMIT go in one round trip
+        conn.execute("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
+                     (self.name, built.seq, built.hash, built.line))
+        conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
+                     (built.seq, built.hash, built.snapshot, self.name))
+        conn.execute("INSERT INTO baton_writes (job, id, seq) VALUES (%s, %s, %s)", (self.name, write_id, built.seq))
+        self._track_claim(conn, built)
         return built
 
     def _track_claim(self, conn: Any, built: Built) -> None:
@@ -286,7 +289,7 @@ class SharedJob:
         def work(conn: Any) -> None:
             with conn.transaction():
                 self._ensure_job(conn)
-                head = self._locked_head(conn)
+                head, _ = self._locked_head(conn)
                 if (head.seq, head.hash) != (expect.seq, expect.hash):
                     raise BatonError("the job changed in the database while it was being copied; run it again", CHECK)
                 with conn.cursor() as cur:

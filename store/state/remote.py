@@ -217,7 +217,8 @@ def append(layout: Layout, chosen: Chosen, make_fields: Fields) -> Dict[str, Any
                              "extra": frozen}
     try:
         replay(layout, job, local, make_fields)
-        built = job.append(step, _maker(job, (step, status, note, frozen), make_fields), entry["id"])
+        built = job.append(step, _maker(job, (step, status, note, frozen), make_fields), entry["id"],
+                           claim_row=_touches_claim(status))
     except Unreachable as exc:
         local.enqueue(entry)  # acknowledged once it is here; replayed in order, at most once
         local.note_failure(local.read_cache() or {"job": job.name}, exc.cause)
@@ -240,7 +241,7 @@ def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) ->
                     written += 1  # queued for another job (BATON_JOB changed): kept out of this one
                     continue
                 chosen = (str(entry["step"]), str(entry["status"]), str(entry["note"]), dict(entry["extra"]))
-                job.append(chosen[0], _maker(job, chosen, make_fields), str(entry["id"]))
+                job.append(chosen[0], _maker(job, chosen, make_fields), str(entry["id"]), _touches_claim(chosen[1]))
                 written += 1
         finally:
             if written:
@@ -299,6 +300,10 @@ def claim(layout: Layout, worker: str, lease_seconds: float, candidates: Callabl
         if not lost:
             return None
     return None
+
+
+def _touches_claim(status: str) -> bool:
+    return status in claims.SYSTEM or status in claims.ENDS
 
 
 def _now() -> str:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
              "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n"
-             "workers/\nshared.json\nqueue.jsonl\nqueue.lock\n")
+             "workers/\nshared.json\nqueue.jsonl\nqueue.lock\nrefresh.lock\n")
 
 
 def suggest(step: str, plan: Plan) -> str:

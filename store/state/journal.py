@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from store.base import durable
 from store.base.errors import CHECK, BatonError
@@ -73,6 +74,19 @@ def shared() -> Optional[ModuleType]:
     from store.state import remote
 
     return remote
+
+
+def refresh_shared(root: str, project: str, worker: str) -> None:
+    """Read a job kept in a database into the clone's copy (what a hook starts in the background);
+    one at a time per clone, and a failure is reported as a hook's would be (DEGRADED)."""
+    layout = Layout(Path(root), Path(project))
+    with durable.locked(layout.root / "refresh.lock"):  # remote.REFRESH_LOCK
+        try:
+            read_state(layout, worker=worker, fresh=True)
+        except Exception as exc:  # noqa: BLE001 - a detached process: its only voice is errors.log
+            from store.state import health
+
+            health.report_failure(layout, "refresh", f"{type(exc).__name__}: {exc}"[:300])
 
 
 def read_state(layout: Layout, save: bool = True, worker: str = "", fresh: bool = True) -> Loaded:

@@ -4,15 +4,19 @@ back), claims, and the chain for ``verify``.
 
 The records are sealed and the snapshot folded here, exactly as for ``steps.jsonl``, and handed
 to ``store.backend.postgres`` as lines; so a record has the same bytes and hash in either store.
-Hooks that only read (the gate, PostToolUse) trust a copy younger than :data:`FRESH_SECONDS`;
-every other reader, and every writer, asks the server.
+Hooks that only read (the gate, PostToolUse, Stop) trust a copy younger than
+:data:`FRESH_SECONDS`, and one younger than :data:`STALE_SECONDS` while a detached process
+refreshes it (so the hook does not wait for psycopg and the server); every other reader, and
+every writer, asks the server.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
+from pathlib import Path
 
 from store.backend import choice
 from store.backend.driver import Unreachable
@@ -33,7 +37,9 @@ if TYPE_CHECKING:
     Fields = Callable[[Snapshot, str, str, str, Dict[str, Any]], Dict[str, Any]]
 
 FRESH_SECONDS = 30.0  # how old a copy the gate and PostToolUse may use (the worker's lease renews this often)
+STALE_SECONDS = 300.0  # older than this, a hook asks the server itself rather than in the background
 RETRY_SECONDS = 5.0  # after a failed contact, hooks on the hot path wait this long before trying again
+REFRESH_LOCK = "refresh.lock"
 
 
 class SharedLoaded(Loaded):
@@ -138,12 +144,8 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
     cache = local.read_cache()
     if cache.get("job") != name:
         cache = {}
-    now = time.time()
-    if not fresh and "snapshot" in cache and not local.has_queue():
-        if cache.get("error") and now - float(cache.get("failed", 0)) < RETRY_SECONDS:
-            return _from_cache(cache, local)
-        if not cache.get("error") and now - float(cache.get("fetched", 0)) < FRESH_SECONDS:
-            return _from_cache(cache, local)
+    if not fresh and "snapshot" in cache and not local.has_queue() and _copy_will_do(layout, cache, worker):
+        return _from_cache(cache, local)
     job = SharedJob(_database().conninfo, name)
     try:
         replay(layout, job, local, make_fields)
@@ -160,6 +162,56 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
         return _from_cache(cache, local)
     local.write_cache(cache)
     return _from_cache(cache, local)
+
+
+def _copy_will_do(layout: Layout, cache: Dict[str, Any], worker: str) -> bool:
+    """Whether a hot-path hook may answer from the clone's copy: it is fresh; or it is less than
+    STALE_SECONDS old and a detached process is (now) refreshing it. After a failed contact the
+    copy, with its error, answers until RETRY_SECONDS have passed (the gate then denies)."""
+    now = time.time()
+    age = now - float(cache.get("fetched", 0))
+    if cache.get("error"):
+        if now - float(cache.get("failed", 0)) < RETRY_SECONDS:
+            return True
+        return age < STALE_SECONDS and refresh_in_background(layout, worker)
+    return age < FRESH_SECONDS or (age < STALE_SECONDS and refresh_in_background(layout, worker))
+
+
+def refresh_in_background(layout: Layout, worker: str) -> bool:
+    """Start a detached ``journal.refresh_shared`` for this clone, unless one is running; False
+    where processes cannot be spawned so (the caller then asks the server itself)."""
+    spawn = getattr(os, "posix_spawn", None)
+    if spawn is None:
+        return False
+    if refresh_running(layout):
+        return True
+    root = str(Path(__file__).resolve().parents[2])
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from store.state import journal; "
+            "journal.refresh_shared(sys.argv[2], sys.argv[3], sys.argv[4])")
+    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        spawn(sys.executable, [sys.executable, "-S", "-c", code, root, str(layout.root), str(layout.project),
+                               worker], dict(os.environ), file_actions=quiet, setsid=True)
+    except OSError:
+        return False
+    return True
+
+
+def refresh_running(layout: Layout) -> bool:
+    """True when a refresh of this clone's copy holds ``refresh.lock`` now."""
+    import fcntl
+
+    try:
+        fd = os.open(str(layout.root / REFRESH_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing also drops the lock if this call took it
+    return False
 
 
 def _fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:

@@ -221,8 +221,64 @@ def test_a_queued_record_already_written_is_not_written_again(sandbox: Sandbox, 
     assert local.queued() == []
 
 
-def _age_cache(state: Path) -> None:
+def test_a_copy_past_its_freshness_is_refreshed_in_the_background(
+        baton: Baton, sandbox: Sandbox, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook answers from the copy at once and a detached process asks the server: it renews
+    the lease and rewrites the copy; when the server is gone, it records that, and from then on
+    the gate denies."""
+    url = pg_cluster.createdb()
+    project(sandbox.project)
+    for name, value in {"BATON_DATABASE_URL": url, "BATON_WORKER": "w1",
+                        "CLAUDE_PROJECT_DIR": str(sandbox.project)}.items():
+        monkeypatch.setenv(name, value)
+    assert baton("claim").code == 0
+    write = {"session_id": "s1", "cwd": str(sandbox.project), "hook_event_name": "PreToolUse", "tool_name": "Write",
+             "tool_input": {"file_path": str(sandbox.project / "notes.txt"), "content": "x"}}
+    from hooks import adapter
+
+    def beat() -> float:
+        with psycopg.connect(url) as conn:
+            row = conn.execute("SELECT extract(epoch FROM heartbeat) FROM baton_claims WHERE worker = 'w1'").fetchone()
+        return float(row[0])
+
+    before = beat()
+    aged = _age_cache(sandbox.state, remote.FRESH_SECONDS + 30)
+    assert adapter.run("PreToolUse", json.dumps(write).encode()) is None  # answered from the copy
+    assert _wait_for(lambda: _fetched(sandbox.state) > aged), "the copy was not refreshed"
+    assert beat() > before  # the lease was renewed by the refresh
+    pg_cluster.stop()
+    try:
+        aged = _age_cache(sandbox.state, remote.FRESH_SECONDS + 30)
+        assert adapter.run("PreToolUse", json.dumps(write).encode()) is None  # the copy still answers
+        assert _wait_for(lambda: "error" in json.loads((sandbox.state / "shared.json").read_text()))
+        denied = adapter.run("PreToolUse", json.dumps(write).encode())
+        assert denied is not None and "[baton:database]" in denied["hookSpecificOutput"]["permissionDecisionReason"]
+    finally:
+        pg_cluster.start()
+    assert not (sandbox.state / "errors.log").exists()
+
+
+def _wait_for(condition: Any, seconds: float = 20) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _fetched(state: Path) -> float:
+    return float(json.loads((state / "shared.json").read_text()).get("fetched", 0))
+
+
+def _age_cache(state: Path, seconds: float = 0) -> float:
+    """Make the clone's copy ``seconds`` old (0: as old as can be); returns its new time."""
+    import time
+
     path = state / "shared.json"
     data = json.loads(path.read_text())
-    data["fetched"] = 0
+    data["fetched"] = time.time() - seconds if seconds else 0
     path.write_text(json.dumps(data))
+    return float(data["fetched"])

@@ -14,7 +14,7 @@ from conftest import Hook, JobDir, Payloads
 
 from store.state import workers
 
-ALPHA = "aaaaaaaa1-4000-8000-000000000001"
+ALPHA = "aaaaaaaa-1111-4000-8000-000000000001"
 BETA = "bbbbbbbb-2222-4000-8000-000000000002"
 GAMMA = "cccccccc-3333-4000-8000-000000000003"
 
@@ -134,6 +134,20 @@ def test_each_worker_counts_the_files_its_own_step_changed(inproc: Hook, job: Jo
                 continue
             inproc("PostToolUse", {**call, "hook_event_name": "PostToolUse",
                                    "tool_response": {"type": "create", "filePath": call["tool_input"]["file_path"]}})
+
+
+def test_commands_that_name_batons_tables_are_refused(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": [{"id": "open", "needs": []}]})  # a step that may write anything
+    start(hook, payload, ALPHA)
+    for command in ('psql "$BATON_DATABASE_URL" -c "DELETE FROM baton_records"',
+                    "python3 -c 'import psycopg; psycopg.connect().execute(\"UPDATE BATON_CLAIMS SET worker=null\")'"):
+        call = payload("pre_tool_use_bash", session_id=ALPHA, tool_input={"command": command, "description": "x"})
+        refused = hook("PreToolUse", call)
+        assert refused.denied and refused.reason.endswith("[baton:own-files]"), command
+        assert "baton's tables in the job's database" in refused.reason
+    fine = payload("pre_tool_use_bash", session_id=ALPHA, tool_input={"command": "psql -c 'select 1'",
+                                                                         "description": "x"})
+    assert not hook("PreToolUse", fine).denied
 
 
 def test_without_needs_sessions_share_one_next_and_claim_nothing(hook: Hook, job: JobDir, payload: Payloads) -> None:

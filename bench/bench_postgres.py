@@ -11,9 +11,9 @@ one, which must be able to import psycopg), with Claude Code's payload on stdin:
 * PreToolUse Write inside the step's ``writes`` (no output), PostToolUse Write (counted);
 * Stop in a new session of worker W (a block naming its step); SessionStart (resume: the brief);
 * with PostgreSQL, the hot-path hooks (PreToolUse, PostToolUse, Stop) three times: with the
-  clone's copy of the state younger than ``remote.FRESH_SECONDS`` (what most calls find), older
+  clone's copy of the state younger than ``mirror.FRESH_SECONDS`` (what most calls find), older
   (the call answers from it and starts a detached refresh), and older than
-  ``remote.STALE_SECONDS`` (the call asks the server itself, as after a long pause).
+  ``mirror.STALE_SECONDS`` (the call asks the server itself, as after a long pause).
 
 Every run's output is checked. Beside them: ``python3 -S -c pass`` and the import of psycopg
 alone (through baton's driver), the cost the PostgreSQL store cannot avoid when it asks the
@@ -45,7 +45,7 @@ from bench_store import REPO, BenchError, launch, machine, progress, revision
 
 sys.path.insert(0, str(REPO / "tests"))  # the tests' throwaway cluster
 
-from store.state import journal, remote
+from store.state import journal, mirror
 from store.state.location import Layout
 
 WORKER = "bench-worker-w"
@@ -114,7 +114,7 @@ def check(event: str, out: bytes) -> None:
         raise BenchError(f"{event}: unexpected output {text[-600:]!r}")
 
 
-AGES = {"fresh": 0.0, "background": remote.FRESH_SECONDS + 30, "old": remote.STALE_SECONDS + 60}
+AGES = {"fresh": 0.0, "background": mirror.FRESH_SECONDS + 30, "old": mirror.STALE_SECONDS + 60}
 
 
 def set_copy_age(layout: Layout, age: str) -> None:
@@ -128,7 +128,7 @@ def settle(layout: Layout) -> None:
     """Wait (untimed) for a background refresh a run started, so it does not load the next run."""
     deadline = time.monotonic() + 30
     time.sleep(0.05)
-    while remote.refresh_running(layout) and time.monotonic() < deadline:
+    while mirror.refresh_running(layout) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -190,11 +190,11 @@ def key(label: str, store: str, age: Optional[str]) -> str:
 def report(times: Dict[str, List[float]], meta: Dict[str, Any]) -> str:
     med = {k: statistics.median(v) * 1000 for k, v in times.items()}
     spread = {k: (min(v) * 1000, max(v) * 1000) for k, v in times.items()}
-    calls = max(1, int(remote.FRESH_SECONDS // CALL_EVERY))  # one call per window starts a refresh
+    calls = max(1, int(mirror.FRESH_SECONDS // CALL_EVERY))  # one call per window starts a refresh
     lines = [f"bench_postgres: {meta['records']:,} records, {meta['runs']} runs, {meta['cpu']} x{meta['nproc']}, "
              f"Python {meta['python']}, PostgreSQL at {meta['server']}, revision {meta['revision']}", "",
              "| hook | file store | PostgreSQL: copy fresh | copy older than "
-             f"{remote.FRESH_SECONDS:g} s (refreshed in the background) | copy older than {remote.STALE_SECONDS:g} s "
+             f"{mirror.FRESH_SECONDS:g} s (refreshed in the background) | copy older than {mirror.STALE_SECONDS:g} s "
              "(the hook asks the server) | averaged over a working session |", "| --- | --- | --- | --- | --- | --- |"]
 
     def cell(value: float, base: float) -> str:
@@ -214,8 +214,8 @@ def report(times: Dict[str, List[float]], meta: Dict[str, Any]) -> str:
     lines += ["", *(f"{k}: median {med[k]:.1f} ms (min {spread[k][0]:.1f}, max {spread[k][1]:.1f})"
                     for k in ("python3 -S -c pass", "import psycopg (driver)"))]
     lines.append(f"averaged: a tool call every {CALL_EVERY:g} s, so one call in {calls} finds the copy older than "
-                 f"{remote.FRESH_SECONDS:g} s and starts a refresh; a hook asks the server itself only after "
-                 f"{remote.STALE_SECONDS:g} s without one")
+                 f"{mirror.FRESH_SECONDS:g} s and starts a refresh; a hook asks the server itself only after "
+                 f"{mirror.STALE_SECONDS:g} s without one")
     return "\n".join(lines)
 
 

@@ -6,7 +6,7 @@ import os
 
 from hooks.context import env_for, layout_for, session_of
 from store.monitor import outcomes
-from store.state import journal, workers
+from store.state import journal, leases
 from store.state.job import Job
 from store.state.location import Layout
 
@@ -46,7 +46,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.plan.exists():
         return None
     job = Job(layout, env_for(payload, env), fresh=False)
-    workers.renew(layout, job.snap, job.worker)
+    leases.renew(layout, job.snap, job.worker)
     tool = str(payload.get("tool_name") or "?")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(layout.project)

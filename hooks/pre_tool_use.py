@@ -12,7 +12,7 @@ from hooks.adapter import PayloadError, deny
 from hooks.context import env_for, layout_for
 from store.gate import policy
 from store.gate.call import Call
-from store.state import workers
+from store.state import leases
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -33,6 +33,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         reason = policy.decide(call, None, None, None)
     else:
         job = Job(layout, env_for(payload, env), fresh=False)
-        workers.renew(layout, job.snap, job.worker)
+        leases.renew(layout, job.snap, job.worker)
         reason = policy.decide(call, job.plan, job.next, policy.read_only_reason(job, call))
     return deny(reason) if reason else None

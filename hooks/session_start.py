@@ -5,7 +5,7 @@ from __future__ import annotations
 from hooks.context import env_for, layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
-from store.state import workers
+from store.state import leases
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -34,6 +34,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
                 job = Job(layout, env)
         except BatonError as exc:
             news.append(f"DEGRADED: no step could be claimed for this session: {one_line(exc.message, 160)}")
-        workers.renew(layout, job.snap, job.worker)
+        leases.renew(layout, job.snap, job.worker)
         text = session_context(job.brief(str(payload.get("session_id", "")), news))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.base.text import one_line
-from store.state import workers
+from store.state import leases, workers
 from store.state.brief import ALL_DONE, progress
 from store.state.job import Job
 
@@ -32,11 +32,11 @@ def _parallel(job: Job) -> Dict[str, Any]:
     """What a parallel plan adds: who this is, what is ready, and every worker's lease."""
     if not job.plan.parallel:
         return {"parallel": False}
-    leases = [{"worker": lease.worker, "step": lease.step, "since": lease.since, "idle_seconds": round(lease.idle),
+    rows = [{"worker": lease.worker, "step": lease.step, "since": lease.since, "idle_seconds": round(lease.idle),
                "lease_seconds_left": round(lease.left), "live": lease.left > 0} for lease in job.leases()]
     ready = [s.id for s in workers.ready(job.plan, job.snap)]
-    return {"parallel": True, "worker": job.worker, "ready": ready, "workers": leases,
-            "lease_minutes": workers.lease_seconds(job.plan) / 60, "database_problem": job.problem,
+    return {"parallel": True, "worker": job.worker, "ready": ready, "workers": rows,
+            "lease_minutes": leases.lease_seconds(job.plan) / 60, "database_problem": job.problem,
             "queued": job.queued}
 
 

@@ -21,7 +21,7 @@ from store.base import durable
 from store.base.errors import BatonError
 from store.monitor import limits
 from store.monitor.outcomes import read_counters, save_counters
-from store.state import journal, workers
+from store.state import journal, leases, workers
 from store.state.job import Job
 from store.state.protocol import stop_reason
 
@@ -110,7 +110,7 @@ def decide(job: Job, session: str, transcript: str, background: int = 0) -> Opti
                 job = Job(layout, job.env)
         except BatonError:
             pass  # nothing could be claimed (the database is down): the session may stop
-    workers.renew(layout, job.snap, job.worker)
+    leases.renew(layout, job.snap, job.worker)
     with durable.locked(layout.hooks_lock):
         counters = read_counters(layout)
         counters["turns"] = int(counters.get("turns", 0)) + 1

@@ -10,6 +10,8 @@ from __future__ import annotations
 from store.base.text import join_within, one_line
 from store.base.values import Frozen
 from store.state import workers
+from store.state.leases import Lease, others_line
+from store.state.leases import short as short_worker
 from store.state.plan import Plan, Step
 from store.state.snapshot import Snapshot
 
@@ -97,7 +99,7 @@ def _last_line(snap: Snapshot) -> List[str]:
 
 
 def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
-          approved: Callable[[str], bool], leases: Sequence[workers.Lease] = (), worker: str = "") -> List[str]:
+          approved: Callable[[str], bool], leases: Sequence[Lease] = (), worker: str = "") -> List[str]:
     news = []
     nxt = prog.next
     if nxt is not None:
@@ -111,7 +113,7 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
     left = workers.left_running(snap, nxt.id) if nxt is not None else None
     if nxt is not None and left is not None:
         how = "gave it back" if left[2] else "stopped showing activity until its lease expired"
-        news.append(f"LEFT RUNNING: {_short(nxt.id)} was claimed by worker {workers.short(left[0])} at {left[1]}, "
+        news.append(f"LEFT RUNNING: {_short(nxt.id)} was claimed by worker {short_worker(left[0])} at {left[1]}, "
                     f"which {how} without recording it done: it may be partly done; verify its effects before "
                     "redoing it")
     running = prog.running  # in a parallel plan only NEXT's matters: the other running steps are others' work
@@ -130,14 +132,14 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
                     "next record repairs it")
     for problem in snap.problems[:2]:
         news.append(f"DEGRADED: ledger damaged at {one_line(problem, 120)}; run `baton verify`")
-    others = workers.others_line(leases, worker) if plan.parallel else None
+    others = others_line(leases, worker) if plan.parallel else None
     news += [others] if others else []
     return news
 
 
 def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
            approved: Optional[Callable[[str], bool]] = None, worker: str = "",
-           leases: Sequence[workers.Lease] = (), idle: Optional[str] = None) -> str:
+           leases: Sequence[Lease] = (), idle: Optional[str] = None) -> str:
     """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long.
     ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing;
     ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready)."""

@@ -7,6 +7,7 @@ import os
 import time
 
 from store.state import journal, workers
+from store.state.leases import Lease, file_leases, shared_leases
 from store.state.plan import Plan, Step, load_plan
 
 TYPE_CHECKING = False
@@ -33,11 +34,11 @@ class Job:
         self._approved: Optional[Dict[str, bool]] = None  # checked on first use: most calls never need it
         self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
 
-    def leases(self) -> List[workers.Lease]:
+    def leases(self) -> List[Lease]:
         """Every step held by a worker, with its lease."""
         if self._shared_leases is not None:
-            return workers.shared_leases(self.plan, self.snap, self._shared_leases)
-        return workers.file_leases(self.layout, self.plan, self.snap)
+            return shared_leases(self.plan, self.snap, self._shared_leases)
+        return file_leases(self.layout, self.plan, self.snap)
 
     def waits(self, step_id: str) -> bool:
         """True when ``step_id`` needs a person's approval it does not have yet."""

@@ -80,7 +80,7 @@ def refresh_shared(root: str, project: str, worker: str) -> None:
     """Read a job kept in a database into the clone's copy (what a hook starts in the background);
     one at a time per clone, and a failure is reported as a hook's would be (DEGRADED)."""
     layout = Layout(Path(root), Path(project))
-    with durable.locked(layout.root / "refresh.lock"):  # remote.REFRESH_LOCK
+    with durable.locked(layout.root / "refresh.lock"):  # mirror.REFRESH_LOCK
         try:
             read_state(layout, worker=worker, fresh=True)
         except Exception as exc:  # noqa: BLE001 - a detached process: its only voice is errors.log

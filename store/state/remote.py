@@ -4,28 +4,24 @@ back), claims, and the chain for ``verify``.
 
 The records are sealed and the snapshot folded here, exactly as for ``steps.jsonl``, and handed
 to ``store.backend.postgres`` as lines; so a record has the same bytes and hash in either store.
-Hooks that only read (the gate, PostToolUse, Stop) trust a copy younger than
-:data:`FRESH_SECONDS`, and one younger than :data:`STALE_SECONDS` while a detached process
-refreshes it (so the hook does not wait for psycopg and the server); every other reader, and
-every writer, asks the server.
+Hooks that only read may answer from the clone's copy (``store.state.mirror``); every other
+reader, and every writer, asks the server.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import sys
 import time
-from pathlib import Path
 
 from store.backend import choice
 from store.backend.driver import Unreachable
 from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
 from store.base.errors import USAGE, BatonError
-from store.state import claims
+from store.state import claims, mirror
 from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal
-from store.state.snapshot import Loaded, Snapshot
+from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,23 +32,6 @@ if TYPE_CHECKING:
     Chosen = Tuple[str, str, str, Dict[str, Any]]
     Fields = Callable[[Snapshot, str, str, str, Dict[str, Any]], Dict[str, Any]]
 
-FRESH_SECONDS = 30.0  # how old a copy the gate and PostToolUse may use (the worker's lease renews this often)
-STALE_SECONDS = 300.0  # older than this, a hook asks the server itself rather than in the background
-RETRY_SECONDS = 5.0  # after a failed contact, hooks on the hot path wait this long before trying again
-REFRESH_LOCK = "refresh.lock"
-
-
-class SharedLoaded(Loaded):
-    """A snapshot read from (or for) a database, with what the local copy adds: the claims'
-    leases, the error when the server could not be reached, and the records still queued."""
-
-    __slots__ = ("leases", "problem", "queued", "fetched", "since")
-
-    def __init__(self, snapshot: Snapshot, leases: List[Dict[str, Any]], problem: str, queued: int,
-                 fetched: float, since: float = 0.0) -> None:
-        super().__init__(snapshot, 0, False)
-        self.leases, self.problem, self.queued = leases, problem, queued
-        self.fetched, self.since = fetched, since  # when the copy was read; since when the server is unreachable
 
 
 def job_name(layout: Layout, override: str = "") -> str:
@@ -137,15 +116,15 @@ def _record(built: Built) -> Dict[str, Any]:
 # ------------------------------------------------------------------ reading
 
 
-def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) -> SharedLoaded:
+def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) -> mirror.SharedLoaded:
     """The job's state; with ``fresh`` false a recent local copy will do (the hooks' hot path)."""
     local = Local(layout.root)
     name = job_name(layout)
     cache = local.read_cache()
     if cache.get("job") != name:
         cache = {}
-    if not fresh and "snapshot" in cache and not local.has_queue() and _copy_will_do(layout, cache, worker):
-        return _from_cache(cache, local)
+    if not fresh and "snapshot" in cache and not local.has_queue() and mirror.copy_will_do(layout, cache, worker):
+        return mirror.from_copy(cache, local)
     job = SharedJob(_database().conninfo, name)
     try:
         replay(layout, job, local, make_fields)
@@ -156,88 +135,12 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
             job.save_snapshot(head, snap.to_bytes().decode("ascii"))
         if worker and claims.held_by(snap.claims, worker):
             job.renew(worker)
-        cache = _fetched(name, snap, job)
+        cache = mirror.fetched(name, snap, job)
     except Unreachable as exc:
         cache = local.note_failure(cache or {"job": name}, exc.cause)
-        return _from_cache(cache, local)
+        return mirror.from_copy(cache, local)
     local.write_cache(cache)
-    return _from_cache(cache, local)
-
-
-def _copy_will_do(layout: Layout, cache: Dict[str, Any], worker: str) -> bool:
-    """Whether a hot-path hook may answer from the clone's copy: it is fresh; or it is less than
-    STALE_SECONDS old and a detached process is (now) refreshing it. After a failed contact the
-    copy, with its error, answers until RETRY_SECONDS have passed (the gate then denies)."""
-    now = time.time()
-    age = now - float(cache.get("fetched", 0))
-    if cache.get("error"):
-        if now - float(cache.get("failed", 0)) < RETRY_SECONDS:
-            return True
-        return age < STALE_SECONDS and refresh_in_background(layout, worker)
-    return age < FRESH_SECONDS or (age < STALE_SECONDS and refresh_in_background(layout, worker))
-
-
-def refresh_in_background(layout: Layout, worker: str) -> bool:
-    """Start a detached ``journal.refresh_shared`` for this clone, unless one is running; False
-    where processes cannot be spawned so (the caller then asks the server itself)."""
-    spawn = getattr(os, "posix_spawn", None)
-    if spawn is None:
-        return False
-    if refresh_running(layout):
-        return True
-    root = str(Path(__file__).resolve().parents[2])
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from store.state import journal; "
-            "journal.refresh_shared(sys.argv[2], sys.argv[3], sys.argv[4])")
-    quiet = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
-    try:
-        spawn(sys.executable, [sys.executable, "-S", "-c", code, root, str(layout.root), str(layout.project),
-                               worker], dict(os.environ), file_actions=quiet, setsid=True)
-    except OSError:
-        return False
-    return True
-
-
-def refresh_running(layout: Layout) -> bool:
-    """True when a refresh of this clone's copy holds ``refresh.lock`` now."""
-    import fcntl
-
-    try:
-        fd = os.open(str(layout.root / REFRESH_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing also drops the lock if this call took it
-    return False
-
-
-def _fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:
-    return {"job": name, "fetched": time.time(), "snapshot": snap.to_bytes().decode("ascii"), "leases": _leases(job)}
-
-
-def _leases(job: SharedJob) -> List[Dict[str, Any]]:
-    return [{"step": lease.step, "worker": lease.worker, "age": lease.age, "idle": lease.idle}
-            for lease in job.leases()]
-
-
-def _from_cache(cache: Dict[str, Any], local: Local) -> SharedLoaded:
-    raw = cache.get("snapshot")
-    snap = Snapshot.from_bytes(raw.encode("ascii")) if isinstance(raw, str) else None
-    snap = snap or Snapshot()
-    queued = local.queued()
-    for number, entry in enumerate(queued, 1):  # acknowledged, so shown as done, though not yet in the chain
-        record = {"seq": snap.seq + number, "hash": "queued", "prev": "queued", "ts": entry["extra"].get("ts", ""),
-                  "step": entry["step"], "status": entry["status"], "note": entry["note"], **entry["extra"]}
-        snap.apply(record, snap.offset)
-    fetched = float(cache.get("fetched", 0))
-    late = max(0.0, time.time() - fetched) if fetched else 0.0
-    leases = [dict(lease, idle=float(lease.get("idle", 0)) + late, age=float(lease.get("age", 0)) + late)
-              for lease in cache.get("leases", []) if isinstance(lease, dict)]
-    problem = str(cache.get("error") or "")
-    return SharedLoaded(snap, leases, problem, len(queued), fetched, float(cache.get("since") or 0))
+    return mirror.from_copy(cache, local)
 
 
 def lines(layout: Layout) -> Iterator[Tuple[int, bytes, bool]]:
@@ -276,7 +179,7 @@ def append(layout: Layout, chosen: Chosen, make_fields: Fields) -> Dict[str, Any
         local.note_failure(local.read_cache() or {"job": job.name}, exc.cause)
         return {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **frozen}
     assert built is not None, "an append always builds a record"
-    _refresh_cache(local, job, built)
+    mirror.after_write(local, job, built)
     return _record(built)
 
 
@@ -299,21 +202,6 @@ def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) ->
             if written:
                 local.drop(written)
     return written
-
-
-def _refresh_cache(local: Local, job: SharedJob, built: Built) -> None:
-    if not built.snapshot:  # a record written before: the cache is refreshed by the next read
-        return
-    cache = local.read_cache()
-    cache.update(job=job.name, fetched=time.time(), snapshot=built.snapshot)
-    for key in ("error", "failed", "since"):
-        cache.pop(key, None)
-    if built.status in claims.SYSTEM or built.status in claims.ENDS:
-        try:
-            cache["leases"] = _leases(job)
-        except Unreachable:
-            cache.pop("leases", None)
-    local.write_cache(cache)
 
 
 def renew(layout: Layout, worker: str) -> None:
@@ -347,7 +235,7 @@ def claim(layout: Layout, worker: str, lease_seconds: float, candidates: Callabl
 
         built = job.claim(worker, names, lease_seconds, make, new_id())
         if built is not None:
-            _refresh_cache(local, job, built)
+            mirror.after_write(local, job, built)
             return _record(built)
         if not lost:
             return None

@@ -1,4 +1,4 @@
-"""Who works on which step: NEXT for one worker, the steps ready to claim, claims and their leases.
+"""Who works on which step: NEXT for one worker, the steps ready to claim, and claiming them.
 
 :func:`next_for` is the one definition of NEXT that the brief, the gate, the Stop loop, status and
 ``record`` all use. In a plan without ``needs`` it is the first step not done, for everyone, as it
@@ -6,30 +6,25 @@ always was. In a parallel plan it is the step this worker holds: a worker claims
 (every step it needs is done, and no live worker holds it), and its lease lasts while its hooks
 show activity, up to ``limits.lease_minutes`` without any. A worker is its session, unless
 ``BATON_WORKER`` names it. Claims are serialised with every other writer: the ledger's lock for
-the file store, a transaction with ``SKIP LOCKED`` for a database.
+the file store, a transaction with ``SKIP LOCKED`` for a database. Leases are in ``leases``.
 """
 
 from __future__ import annotations
 
 import os
-import time
 
-from store.base.text import one_line
 from store.base.values import Frozen
-from store.state import claims, journal
+from store.state import claims, journal, leases
 from store.state.plan import Plan, Step
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
     from store.state.location import Layout
 
 COMPLETE = ("done", "skipped")
-DEFAULT_LEASE_MINUTES = 30.0
-HEARTBEATS = "workers"  # folder of .baton/ whose files' mtimes are the workers' last activity (file store)
 
 
 def identity(env: Mapping[str, str]) -> str:
@@ -43,11 +38,6 @@ def identity(env: Mapping[str, str]) -> str:
     except AttributeError:  # pragma: no cover - Windows
         host = env.get("COMPUTERNAME", "here")
     return f"{user}@{host}"
-
-
-def short(worker: str) -> str:
-    """A worker as the brief names it: whole when short, else its first 8 characters (a session's)."""
-    return one_line(worker if len(worker) <= 16 else worker[:8], 16)
 
 
 def is_complete(snap: Snapshot, step_id: str) -> bool:
@@ -73,96 +63,6 @@ def ready(plan: Plan, snap: Snapshot) -> List[Step]:
     """Steps not done whose needs are all done, in plan order (whoever holds them)."""
     return [step for i, step in enumerate(plan.steps) if not is_complete(snap, step.id)
             and all(is_complete(snap, need) for need in plan.needs_of(i))]
-
-
-def lease_seconds(plan: Plan) -> float:
-    return float(plan.limits.get("lease_minutes", DEFAULT_LEASE_MINUTES)) * 60.0
-
-
-class Lease(Frozen):
-    """A step held by a worker: since when (ledger time), seconds since its last activity, and
-    seconds of lease left (negative: expired, the step may be claimed again)."""
-
-    __slots__ = ("step", "worker", "since", "idle", "left")
-
-    def __init__(self, step: str, worker: str, since: str, idle: float, left: float) -> None:
-        self.step, self.worker, self.since, self.idle, self.left = step, worker, since, idle, left
-
-
-# ------------------------------------------------------------------ heartbeats (file store)
-
-
-def heartbeat_path(layout: Layout, worker: str) -> Path:
-    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in worker)[:80]
-    if safe != worker or not safe.strip("."):
-        from hashlib import sha256
-
-        safe = safe[:40] + "-" + sha256(worker.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-    return layout.root / HEARTBEATS / safe
-
-
-def renew(layout: Layout, snap: Snapshot, worker: str) -> None:
-    """Mark ``worker`` active now when it holds a step: the file store's lease heartbeat, one
-    ``utime`` (a database marks it when the hooks refresh their copy, see ``remote``)."""
-    if not worker or claims.held_by(snap.claims, worker) is None or journal.shared() is not None:
-        return
-    path = heartbeat_path(layout, worker)
-    try:
-        os.utime(path)
-    except FileNotFoundError:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(str(path), os.O_WRONLY | os.O_CREAT, 0o644))
-        except OSError:
-            pass
-    except OSError:
-        pass
-
-
-def _epoch(ts: str) -> float:
-    """Seconds since 1970 for a ledger timestamp ``YYYY-MM-DDTHH:MM:SSZ`` (0 when unreadable)."""
-    try:
-        y, mo, d, h, mi, s = (int(ts[0:4]), int(ts[5:7]), int(ts[8:10]), int(ts[11:13]), int(ts[14:16]),
-                              int(ts[17:19]))
-    except (ValueError, TypeError):
-        return 0.0
-    yy, mm = (y - 1, mo + 12) if mo <= 2 else (y, mo)
-    days = 365 * yy + yy // 4 - yy // 100 + yy // 400 + (153 * (mm - 3) + 2) // 5 + d - 719469
-    return float(days * 86400 + h * 3600 + mi * 60 + s)
-
-
-def file_leases(layout: Layout, plan: Plan, snap: Snapshot, now: Optional[float] = None) -> List[Lease]:
-    """Every step held, with its lease: last activity is the later of the claim and the holder's
-    heartbeat file."""
-    now = time.time() if now is None else now
-    lease = lease_seconds(plan)
-    out = []
-    for step, entry in snap.claims.items():
-        if entry.get("released"):
-            continue
-        worker = str(entry.get("worker") or "")
-        seen = _epoch(str(entry.get("ts", "")))
-        try:
-            seen = max(seen, heartbeat_path(layout, worker).stat().st_mtime)
-        except OSError:
-            pass
-        idle = max(0.0, now - seen)
-        out.append(Lease(step, worker, str(entry.get("ts", "")), idle, lease - idle))
-    return out
-
-
-def shared_leases(plan: Plan, snap: Snapshot, rows: Sequence[Mapping[str, Any]]) -> List[Lease]:
-    """Leases as a database reported them (times in database time), for the steps the snapshot holds."""
-    lease = lease_seconds(plan)
-    seen = {(str(r.get("step")), str(r.get("worker"))): float(r.get("idle", 0)) for r in rows}
-    out = []
-    for step, entry in snap.claims.items():
-        if entry.get("released"):
-            continue
-        worker = str(entry.get("worker") or "")
-        idle = seen.get((step, worker), 0.0)
-        out.append(Lease(step, worker, str(entry.get("ts", "")), idle, lease - idle))
-    return out
 
 
 # ------------------------------------------------------------------ claiming
@@ -207,7 +107,7 @@ def claim(layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool] 
         if mine is not None and not is_complete(snap, mine):
             held.append(mine)
             return None
-        live = {lease.step for lease in file_leases(layout, plan, snap) if lease.left > 0 and lease.worker != worker}
+        live = {held.step for held in leases.file_leases(layout, plan, snap) if held.left > 0 and held.worker != worker}
         for step in candidates(plan, snap, waits):
             if step not in live:
                 return step, claims.CLAIM, _claim_note(worker, snap.claims.get(step)), {"worker": worker}
@@ -215,19 +115,9 @@ def claim(layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool] 
 
     record = journal.append_if(layout, choose)
     if record is not None:
-        renew_file(layout, worker)
+        leases.renew_file(layout, worker)
         return Claimed(str(record["step"]), True)
     return Claimed(held[0], False) if held else Claimed(None, False)
-
-
-def renew_file(layout: Layout, worker: str) -> None:
-    path = heartbeat_path(layout, worker)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(str(path), os.O_WRONLY | os.O_CREAT, 0o644))
-        os.utime(path)
-    except OSError:
-        pass
 
 
 def _claim_shared(remote: Any, layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool]) -> Claimed:
@@ -245,7 +135,7 @@ def _claim_shared(remote: Any, layout: Layout, plan: Plan, worker: str, waits: C
             return None
         return step, claims.CLAIM, _claim_note(worker, snap.claims.get(step)), {"worker": worker}
 
-    record = remote.claim(layout, worker, lease_seconds(plan), names, choose, journal.fields)
+    record = remote.claim(layout, worker, leases.lease_seconds(plan), names, choose, journal.fields)
     if record is not None:
         return Claimed(str(record["step"]), True)
     return Claimed(held[-1], False) if held else Claimed(None, False)
@@ -274,29 +164,6 @@ def idle_next(plan: Plan, snap: Snapshot, worker: str, waits: Callable[[str], bo
     parts += [f"{len(free)} waiting for a person's approval"] if free else []
     parts += [f"{waiting} waiting for steps not done yet"] if waiting else []
     return f"(nothing ready for you now: {', '.join(parts) or 'no step is ready'} - stop)"
-
-
-def others_line(leases: Sequence[Lease], worker: str) -> Optional[str]:
-    """One bounded line on what the other workers are doing."""
-    others = [lease for lease in leases if lease.worker != worker]
-    if not others:
-        return None
-    parts = []
-    for lease in sorted(others, key=lambda item: item.idle):
-        state = f"active {_ago(lease.idle)} ago" if lease.left > 0 else f"lease expired {_ago(-lease.left)} ago"
-        parts.append(f"{one_line(lease.step, 40)} ({short(lease.worker)}, {state})")
-    head = f"OTHERS: {len(others)} other worker{'s' if len(others) != 1 else ''}: "
-    line = head + "; ".join(parts)
-    return line if len(line) <= 250 else line[:248] + " \u2026"
-
-
-def _ago(seconds: float) -> str:
-    seconds = max(0, int(seconds))
-    if seconds < 120:
-        return f"{seconds}s"
-    if seconds < 7200:
-        return f"{seconds // 60}m"
-    return f"{seconds // 3600}h"
 
 
 def left_running(snap: Snapshot, step: str) -> Optional[Tuple[str, str, bool]]:

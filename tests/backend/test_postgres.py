@@ -20,7 +20,7 @@ from store.backend import choice, driver
 from store.backend.local import Local
 from store.backend.postgres import SharedJob
 from store.base.errors import BatonError
-from store.state import journal, location, remote
+from store.state import journal, location, mirror, remote
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox
@@ -242,13 +242,13 @@ def test_a_copy_past_its_freshness_is_refreshed_in_the_background(
         return float(row[0])
 
     before = beat()
-    aged = _age_cache(sandbox.state, remote.FRESH_SECONDS + 30)
+    aged = _age_cache(sandbox.state, mirror.FRESH_SECONDS + 30)
     assert adapter.run("PreToolUse", json.dumps(write).encode()) is None  # answered from the copy
     assert _wait_for(lambda: _fetched(sandbox.state) > aged), "the copy was not refreshed"
     assert beat() > before  # the lease was renewed by the refresh
     pg_cluster.stop()
     try:
-        aged = _age_cache(sandbox.state, remote.FRESH_SECONDS + 30)
+        aged = _age_cache(sandbox.state, mirror.FRESH_SECONDS + 30)
         assert adapter.run("PreToolUse", json.dumps(write).encode()) is None  # the copy still answers
         assert _wait_for(lambda: "error" in json.loads((sandbox.state / "shared.json").read_text()))
         denied = adapter.run("PreToolUse", json.dumps(write).encode())

@@ -12,7 +12,7 @@ from typing import Any, Dict, List
 import hookkit
 from conftest import Hook, JobDir, Payloads
 
-from store.state import workers
+from store.state import leases
 
 ALPHA = "aaaaaaaa-1111-4000-8000-000000000001"
 BETA = "bbbbbbbb-2222-4000-8000-000000000002"
@@ -111,12 +111,12 @@ def test_a_worker_that_gives_up_gives_its_step_back(hook: Hook, job: JobDir, pay
 def test_tool_calls_renew_the_lease(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(PLAN)
     start(hook, payload, ALPHA)
-    beat = workers.heartbeat_path(job.layout, ALPHA)
+    beat = leases.heartbeat_path(job.layout, ALPHA)
     os.utime(beat, (time.time() - 600, time.time() - 600))
-    [before] = [lease for lease in workers.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
+    [before] = [lease for lease in leases.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
     hook("PostToolUse", payload("post_tool_use_write", session_id=ALPHA,
                                 tool_input={"file_path": job.path("docs/a.md"), "content": "x"}))
-    [after] = [lease for lease in workers.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
+    [after] = [lease for lease in leases.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
     assert before.idle >= 0 and after.idle < 5 and after.left > before.left
 
 

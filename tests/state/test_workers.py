@@ -10,7 +10,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from store.state import claims, journal, location, workers
+from store.state import claims, journal, leases, location, workers
 from store.state.brief import render
 from store.state.job import Job
 from store.state.plan import parse_plan
@@ -102,10 +102,10 @@ def test_a_step_whose_holder_went_quiet_is_claimed_again_after_its_lease(layout:
     assert workers.claim(layout, plan, "w2").step == "b"
     assert workers.claim(layout, plan, "w3").step is None
     snap = journal.read_state(layout).snapshot
-    [lease] = [le for le in workers.file_leases(layout, plan, snap) if le.worker == "w1"]
+    [lease] = [le for le in leases.file_leases(layout, plan, snap) if le.worker == "w1"]
     assert 0 <= lease.idle < 30 and lease.left > 30
     later = time.time() + 61  # the claim is 61 s old then, and w1 has shown no activity since
-    [late] = [le for le in workers.file_leases(layout, plan, snap, now=later) if le.worker == "w1"]
+    [late] = [le for le in leases.file_leases(layout, plan, snap, now=later) if le.worker == "w1"]
     assert late.left < 0
     _age_everything(layout, seconds=61)
     assert workers.claim(layout, plan, "w3").step == "a"
@@ -120,24 +120,24 @@ def test_activity_keeps_the_lease(layout: location.Layout) -> None:
     plan = Job(layout, {}).plan
     workers.claim(layout, plan, "w1")
     _age_everything(layout, seconds=61)
-    workers.renew(layout, journal.read_state(layout).snapshot, "w1")  # what every hook call does
+    leases.renew(layout, journal.read_state(layout).snapshot, "w1")  # what every hook call does
     assert workers.claim(layout, plan, "w2").step == "b"
     assert workers.claim(layout, plan, "w3").step is None
 
 
 def test_heartbeat_names_stay_inside_the_workers_folder(layout: location.Layout) -> None:
     for name in ("../../etc/passwd", "a/b", "..", "x" * 300, "s\u00e9ssion"):
-        path = workers.heartbeat_path(layout, name)
-        assert path.parent == layout.root / workers.HEARTBEATS and len(path.name) <= 80
-    assert workers.heartbeat_path(layout, "a/b") != workers.heartbeat_path(layout, "a_b")
+        path = leases.heartbeat_path(layout, name)
+        assert path.parent == layout.root / leases.HEARTBEATS and len(path.name) <= 80
+    assert leases.heartbeat_path(layout, "a/b") != leases.heartbeat_path(layout, "a_b")
 
 
 def test_the_brief_shows_the_workers_own_next_and_one_line_on_the_others() -> None:
     plan = parse_plan({"steps": [{"id": f"s{i}", "needs": []} for i in range(60)]})
     snap = snap_of(*[claim(f"s{i}", f"worker-{i}") for i in range(60)],
                    {"step": "s5", "status": "running", "session": "other"})
-    leases = workers.file_leases(location.Layout(Path("/nonexistent"), Path("/")), plan, snap)
-    text = render(plan, snap, "mine", worker="worker-3", leases=leases)
+    held = leases.file_leases(location.Layout(Path("/nonexistent"), Path("/")), plan, snap)
+    text = render(plan, snap, "mine", worker="worker-3", leases=held)
     lines = text.splitlines()
     assert "NEXT: s3" in lines
     others = [line for line in lines if line.startswith("OTHERS: ")]
@@ -156,11 +156,11 @@ def _age_everything(layout: location.Layout, seconds: float) -> None:
 
     snap = snapshot.load(layout.snapshot, layout.ledger).snapshot
     for entry in snap.claims.values():
-        then = workers._epoch(entry["ts"]) - seconds
+        then = leases.epoch(entry["ts"]) - seconds
         entry["ts"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(then))
     layout.snapshot.write_bytes(snap.to_bytes())
     assert json.loads(layout.snapshot.read_bytes())["offset"] == layout.ledger.stat().st_size
-    folder = layout.root / workers.HEARTBEATS
+    folder = layout.root / leases.HEARTBEATS
     for beat in folder.iterdir() if folder.exists() else ():
         past = beat.stat().st_mtime - seconds
         os.utime(beat, (past, past))

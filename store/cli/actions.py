@@ -84,13 +84,14 @@ def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Any
             and claims.held_by(before.snap.claims, job.worker) == step_id:
         if workers.claim(layout, job.plan, job.worker, job.waits).step:
             job = Job(layout, env)
+            return next_text(job) + " (claimed for you)"
     return next_text(job)
 
 
 def next_text(job: Job) -> str:
     """NEXT as ``record`` and ``claim`` print it: the step, or why there is none."""
     if job.next is not None:
-        return job.next.id + (" (claimed for you)" if job.plan.parallel else "")
+        return job.next.id
     if job.complete():
         return ALL_DONE
     return workers.idle_next(job.plan, job.snap, job.worker, job.waits)

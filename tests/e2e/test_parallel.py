@@ -149,7 +149,6 @@ def test_two_sessions_in_two_clones_take_different_steps_and_finish_the_job(
                 if call_id.startswith("stray_"):
                     assert gate_denied(result) and "[baton:writes]" in result.text, result.text
         assert not any((clone / d).exists() and any((clone / d).glob("from-*")) for d in ("left", "right"))
-    print([(r["step"], r["status"], r["worker"][:8] if r.get("worker") else r["session"][:8]) for r in records])
     verified = subprocess.run([sys.executable, str(plugin_copy / "bin" / "baton"), "verify"], cwd=clones[0],
                               env={**os.environ, "BATON_DATABASE_URL": url}, capture_output=True, text=True)
     assert verified.returncode == 0 and verified.stdout.startswith(f"ok: {len(records)} records"), verified

@@ -76,8 +76,9 @@ def build(root: Path, records: int, env: Dict[str, str]) -> Layout:
         for i in range(1, 9):
             journal.append(layout, f"s{i:02d}", "claim", f"claimed by worker w{i}", worker=f"w{i}")
             journal.append(layout, f"s{i:02d}", "done", "ported and tested")
-        while journal.read_state(layout).snapshot.seq < records - 1:
-            journal.append(layout, "s10", "running", "a long step's progress note, one of many")
+        seq = journal.read_state(layout).snapshot.seq
+        while seq < records - 1:  # each note differs: the same note again would be a retry and add nothing
+            seq = journal.append(layout, "s10", "running", f"a long step's progress note, {seq} of many")["seq"]
         journal.append(layout, HELD, "claim", f"claimed by worker {WORKER}", worker=WORKER)
     finally:
         os.environ.clear()

@@ -2,9 +2,13 @@
 
 Failure policy, per event: the PreToolUse gate fails closed (a JSON deny with the reason); the
 recorders (SessionStart, PostToolUse, PostToolUseFailure) and Stop fail open but visibly (one line
-in ``.baton/errors.log`` and DEGRADED in the next brief); a failed ``/baton:`` prompt command is
-refused with a message. Nothing else is ever printed on stdout, and the exit code is always 0, so
-Claude Code honours the JSON (a missing-module crash is handled by the bootstrap in hooks.json).
+in ``.baton/errors.log``, or the plugin's data folder when ``.baton/`` cannot be written, and
+DEGRADED in the next brief); when what failed is a write (disk full, read-only, no permission) the
+recorders also say so at once, to the person (``systemMessage``) and to the model
+(``additionalContext``); a failed ``/baton:`` prompt command is stopped with a message (a bare
+``/record`` that fails passes on: it may be the person's own). Nothing else is ever printed on
+stdout, and the exit code is always 0, so Claude Code honours the JSON (a missing-module crash is
+handled by the bootstrap in hooks.json).
 """
 
 from __future__ import annotations
@@ -51,15 +55,40 @@ def deny(reason: str) -> Dict[str, Any]:
                                    "permissionDecisionReason": reason}}
 
 
-def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str) -> Optional[Dict[str, Any]]:
+CONTEXT_EVENTS = ("SessionStart", "PostToolUse", "PostToolUseFailure")
+
+
+def cannot_write(event: str, exc: OSError, lost: str) -> Dict[str, Any]:
+    """The answer of a recorder that could not write: the person and the model are told now."""
+    from store.base.errors import describe
+
+    why = describe(exc)
+    answer: Dict[str, Any] = {"systemMessage": f"baton cannot write its state ({why}): {lost}. Free some space or "
+                                               "fix the permissions of .baton/."}
+    if event in CONTEXT_EVENTS:
+        answer["hookSpecificOutput"] = {
+            "hookEventName": event,
+            "additionalContext": f"baton cannot save its state ({why}): {lost}. Tell the person; `baton record` "
+                                 "fails too until it is fixed."}
+    return answer
+
+
+def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str,
+                   exc: Optional[BaseException] = None) -> Optional[Dict[str, Any]]:
+    if event in CONTEXT_EVENTS and isinstance(exc, OSError):
+        from store.base.errors import unwritable
+
+        if unwritable(exc):
+            return cannot_write(event, exc, "this tool call's outcome was not recorded" if event != "SessionStart"
+                                else "nothing this session does can be recorded")
     if event == "PreToolUse":
         return deny(f"baton's gate could not check this call ({error}), so it is refused to be safe. "
                     "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing. "
                     "[baton:gate-error]")
     prompt = str((payload or {}).get("prompt", ""))
     if event == "UserPromptSubmit" and prompt.lstrip().startswith("/baton:"):
-        return {"decision": "block", "reason": f"baton could not run this command: {error}. Nothing was changed.",
-                "hookSpecificOutput": {"hookEventName": "UserPromptSubmit"}}
+        return {"continue": False, "stopReason": f"baton could not run this command: {error}. Run `baton log -n 3` "
+                                                 "to see whether anything was recorded."}
     return None
 
 
@@ -100,7 +129,7 @@ def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
     except Exception as exc:  # noqa: BLE001 - the one broad boundary of a hook process
         error = f"{type(exc).__name__}: {exc}"[:300]
         _log_failure(event, payload, error)
-        return failure_answer(event, payload, error)
+        return failure_answer(event, payload, error, exc)
 
 
 def main(event: str) -> int:

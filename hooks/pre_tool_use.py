@@ -1,4 +1,4 @@
-"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup): the gate.
+"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup, WebFetch, MCP tools): the gate.
 
 Denies with a reason written for the model, or prints nothing and lets Claude Code's own
 permission flow go on. It never answers "allow" (that would skip the person's permission prompt).
@@ -35,4 +35,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         job = Job(layout, env_for(payload, env), fresh=False)
         leases.renew(layout, job.snap, job.worker)
         reason = policy.decide(call, job.plan, job.next, policy.read_only_reason(job, call))
+        if reason is None and call.external:
+            reason = policy.count_external(job, call)
     return deny(reason) if reason else None

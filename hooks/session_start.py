@@ -5,7 +5,7 @@ from __future__ import annotations
 from hooks.context import env_for, layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
-from store.state import leases
+from store.state import leases, seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -28,6 +28,10 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
+        from store.checkpoint import brief_news
+        from store.monitor.limits import job_news
+
+        session = str(payload.get("session_id", ""))
         news = []
         try:
             if job.take_step():  # a parallel plan: this session becomes a worker with a step of its own
@@ -35,5 +39,15 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         except BatonError as exc:
             news.append(f"DEGRADED: no step could be claimed for this session: {one_line(exc.message, 160)}")
         leases.renew(layout, job.snap, job.worker)
-        text = session_context(job.brief(str(payload.get("session_id", "")), news))
+        limits = job_news(job)
+        text = session_context(job.brief(session, [*news, *limits, *brief_news(job)]))
+        from store.state import health
+
+        problem = health.write_problem(layout)
+        if problem:  # the brief tells the model; the person is told too
+            return {"systemMessage": f"baton cannot write its state ({problem}): nothing this session does "
+                                     "can be recorded until that is fixed.",
+                    "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}
+        # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
+        seen.mark(layout, session, job.brief(session, limits))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -1,6 +1,12 @@
 """Stop: while NEXT exists, send the agent back with the NEXT line, within baton's own budget.
 
 Not while a background subagent still runs: the session is not over then (see ``store.monitor.loop``).
+The agent is sent back through ``additionalContext``, which Claude Code gives the model as "Stop hook
+additional context: <reason>" and shows the person as "Stop hook says: <reason>"; a ``decision:
+block`` would also send the model the hook's whole command line and show the person "Stop hook
+reported a problem". When baton cannot write its bookkeeping (full disk, read-only ``.baton/``), the
+decision is made from what can be read, the person is told, and ``stop_hook_active`` bounds the
+loop, since no continuation can be counted: at most one per stop.
 """
 
 from __future__ import annotations
@@ -30,6 +36,36 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         return None
     transcript = payload.get("transcript_path")
     job = Job(layout, env_for(payload, env), fresh=False)
-    reason = loop.decide(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
-                         running_in_background(payload))
-    return {"decision": "block", "reason": reason} if reason else None
+    try:
+        reason = loop.decide(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
+                             running_in_background(payload))
+    except OSError as exc:
+        from store.base.errors import unwritable
+
+        if not unwritable(exc):
+            raise
+        return _without_bookkeeping(job, payload, exc)
+    return _continue(reason) if reason else None
+
+
+def _continue(reason: str) -> Dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}}
+
+
+def _without_bookkeeping(job: Job, payload: Mapping[str, Any], exc: OSError) -> Dict[str, Any]:
+    """The Stop answer when counters and records cannot be written: continue once while NEXT is open."""
+    from hooks.adapter import cannot_write
+    from store.base.errors import describe
+    from store.monitor import limits
+    from store.monitor.outcomes import read_counters
+
+    nxt = job.next
+    hit = limits.reached(job.plan.limits, job.snap, read_counters(job.layout))
+    answer = cannot_write("Stop", exc, f"the session's stop could not be counted; NEXT is {nxt.id if nxt else 'none'}")
+    if nxt is None or running_in_background(payload) or job.waiting_for_approval() or hit \
+            or payload.get("stop_hook_active") is True:
+        return answer
+    line = f"NEXT: {nxt.id}" + (f" - {nxt.title}" if nxt.title else "")
+    return {**answer, **_continue(
+        f"{line}\nThe job is not finished: do NEXT, then `baton record {nxt.id} done \"<what>\"`. baton cannot save "
+        f"its state right now ({describe(exc)}), so if recording fails, tell the person and stop.")}

@@ -73,16 +73,28 @@ def atomic_write(path: Path, data: bytes, sync: bool = True) -> None:
         _fsync_dir(path.parent)
 
 
-def append_line(path: Path, line: bytes, sync: bool = True) -> int:
-    """Append one complete line in a single ``write`` call; return the file size after it."""
+def append_line(path: Path, line: bytes, sync: bool = True, rollback: bool = False) -> int:
+    """Append one complete line in a single ``write`` call; return the file size after it.
+
+    With ``rollback`` (the caller holds the file's lock), a write or fsync that fails part way
+    (disk full) truncates the file back to its size before, so no torn line is left behind."""
     fd = os.open(str(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        view = memoryview(line)
-        while view:  # a short write is finished here, so no other writer can slip in (we hold the lock)
-            written = os.write(fd, view)
-            view = view[written:]
-        if sync:
-            os.fsync(fd)
+        before = os.fstat(fd).st_size if rollback else -1
+        try:
+            view = memoryview(line)
+            while view:  # a short write is finished here, so no other writer can slip in (we hold the lock)
+                written = os.write(fd, view)
+                view = view[written:]
+            if sync:
+                os.fsync(fd)
+        except BaseException:
+            if before >= 0:
+                try:
+                    os.ftruncate(fd, before)
+                except OSError:
+                    pass  # the reader's torn-tail repair is the fallback
+            raise
         return os.fstat(fd).st_size
     finally:
         os.close(fd)

@@ -11,7 +11,11 @@ if TYPE_CHECKING:
 def one_line(text: str, limit: int) -> str:
     """``text`` with every control, format, surrogate or line/paragraph separator replaced by a space,
     whitespace runs collapsed, and cut to ``limit`` characters (with an ellipsis)."""
-    if text.isascii():
+    if text.isprintable():  # no control, format, surrogate or separator character: nothing to replace
+        if "  " not in text and text[:1] != " " and text[-1:] != " ":  # and no space to collapse
+            return text if len(text) <= limit else text[: max(limit - 1, 0)] + "\u2026"
+        cleaned = text
+    elif text.isascii():
         cleaned = "".join(" " if c < " " or c == "\x7f" else c for c in text)
     else:
         from unicodedata import category

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 
 from store.base import durable
-from store.base.errors import CHECK, BatonError
+from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
-from store.cli import validation
-from store.state import approvals, claims, journal, workers
-from store.state.brief import ALL_DONE
-from store.state.job import Job
+from store.state import approvals, archive, claims, journal, workers
+from store.state.brief import ALL_DONE, progress
 from store.state.location import Layout
-from store.state.plan import Plan, load_plan, parse_text
+from store.state.plan import Plan, Step, load_plan, parse_text
+from store.state.scope import scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Tuple
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+    from store.state.job import Job
+    from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n"
+             "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
+             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n"
              "workers/\nshared.json\nqueue.jsonl\nqueue.lock\nrefresh.lock\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
+    import difflib
+
     close = difflib.get_close_matches(step, plan.ids, n=1)
     listed = ", ".join(one_line(s, 40) for s in plan.ids[:20]) + (", ..." if len(plan.ids) > 20 else "")
     return (f"did you mean {close[0]!r}? " if close else "") + f"valid steps: {listed}"
@@ -32,60 +36,207 @@ def suggest(step: str, plan: Plan) -> str:
 
 def install_plan(layout: Layout, text: str, source: str, force: bool) -> Plan:
     """Validate ``text`` and write it as the job's plan (refusing to replace one unless ``force``)."""
+    return install(layout, text, source, force)[0]
+
+
+def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, Optional[archive.Archived]]:
+    """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
+    the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
-    if layout.plan.exists() and not force:
-        raise BatonError(f"{layout.plan} already exists; use --force to replace it")
+    old: Optional[archive.Archived] = None
+    if layout.plan.exists():
+        if not force:
+            raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
+        try:
+            job = load_plan(layout.plan).job
+        except BatonError:
+            job = ""  # an unreadable old plan is archived as it is
+        old = archive.archive_job(layout, job)
     layout.root.mkdir(parents=True, exist_ok=True)
     ignore = layout.root / ".gitignore"
     if not ignore.exists():
         durable.atomic_write(ignore, GITIGNORE.encode())
     durable.atomic_write(layout.plan, text.encode("utf-8"))
-    return plan
+    return plan, old
 
 
 def seed_plan_text(steps: Any) -> str:
     return json.dumps({"steps": list(steps)}, indent=2) + "\n"
 
 
-def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str) -> Tuple[str, int]:
-    """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done."""
+def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+                extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Tuple[str, int]:
+    """Record ``step_id`` as ``status``; return (message, exit code). See :func:`record`."""
+    outcome = record(layout, env, step_id, status, note, extra=extra)
+    return outcome.message, outcome.code
+
+
+class Recorded:
+    """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
+
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int,
+                 complete: Optional[bool] = None) -> None:
+        self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+        # in a parallel plan a worker may have no NEXT while others still work: complete is then False
+        self.complete = next_id is None if complete is None else complete
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
+                "complete": self.complete, "ok": self.code == 0}
+
+
+def _skip_consent(step: Step, person: str) -> None:
+    """``skipped`` walks around ``validate`` and approvals: only with the plan's or a person's consent."""
+    guards = [f"validate ({one_line(step.validate, 60)})"] if step.validate else []
+    guards += ["an approval"] if step.needs_approval else []
+    if guards and not step.skippable and not person:
+        raise BatonError(f"step {step.id!r} has {' and '.join(guards)}, so skipping it needs the plan's consent "
+                         "(\"skippable\": true on the step) or a person's: they type "
+                         f"/baton:record {step.id} skipped REASON in Claude Code", CHECK)
+
+
+def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+           person: str = "", extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Recorded:
+    """Record ``step_id`` as ``status`` (any case). ``person``: how a person typed it (the prompt
+    hook says so); a person may skip any step, and their record says it was theirs. A ``done`` is
+    a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
+    ``validate`` runs first, and the record keeps artifacts, input revision, git change and
+    validation."""
+    try:
+        return _record(layout, env, step_id, status, note, person, extra)
+    except OSError as exc:  # the append itself says so in journal.commit; this is what came before it
+        from store.base.errors import describe
+
+        raise BatonError(f"cannot record: {describe(exc, layout.ledger)}; nothing was recorded", USAGE) from None
+
+
+def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str, person: str,
+            extra: Sequence[Tuple[str, Optional[str]]]) -> Recorded:
     plan = load_plan(layout.plan)
+    status = status.strip().lower()
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    before = Job(layout, env) if (step.needs_approval or plan.parallel) else None
-    if step.needs_approval and before is not None and not before.approved(step.id):
+    skip_by_person = status == "skipped" and bool(person)
+    from store.state.job import Job
+
+    before = Job(layout, env) if (step.needs_approval or plan.parallel) else None  # whose step this was
+    if step.needs_approval and not skip_by_person and before is not None and not before.approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
-    recorded = status
-    if status == "done" and step.validate:
-        seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-        outcome = validation.run(step.validate, layout.project, seconds)
-        if not outcome.ok:
-            recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
-    if record.get("queued"):
+    if status == "skipped":
+        _skip_consent(step, person)
+    if extra and status != "done":
+        raise BatonError("--artifact goes with `done`: artifacts are what a finished step produced")
+    snap = journal.read_state(layout, save=False).snapshot
+    _refuse_rerun(step, snap, status)
+    _refuse_unsettled(step, snap, status)
+    from store.checkpoint import capture
+    from store.checkpoint.digests import Hasher
+
+    hasher = Hasher(layout)
+    made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
+    if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
+        _refuse_failing_checks(layout, plan, step.id, env)
+    recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
+    if validation is not None and validation["status"] == "failed":
+        recorded, note = "failed", str(validation.pop("summary")) + (f" (note: {note})" if note else "")
+    fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
+    hasher.save()
+    if validation is not None:
+        fields["validation"] = validation
+    if person:
+        fields.update(by="person", via=person)
+    same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
+    if same is not None:
+        nxt = progress(plan, snap, workers.identity(env)).next
+        return Recorded({}, status, nxt.id if nxt else None,
+                        f"{step.id} is already recorded done with this same change (patch-id "
+                        f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
+    done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", ""), **fields},
+                          steps=plan.ids, retry_check=recorded == status)
+    entry = done.record
+    if entry.get("queued"):  # a database that cannot be reached: kept in the clone's queue
+        nxt = progress(plan, done.loaded.snapshot, workers.identity(env)).next
+        next_id, shown, complete = (nxt.id if nxt else None), "", False
         message = (f"queued {step.id} {recorded}: the job's database cannot be reached, so the record is kept in "
                    f"{layout.root / 'queue.jsonl'} and written, in order, when it is back")
     else:
-        message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
-                   f"NEXT: {next_after(layout, env, step.id, before)}")
+        next_id, shown, complete = next_after(layout, env, step.id, before, done.loaded.snapshot)
+        what = "already recorded" if done.retry else "recorded"
+        message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
+                              + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
+                              + f"); NEXT: {shown}"] + [f"warning: {w}" for w in done.warnings])
     if recorded != status:
-        return f"{message}\n{step.id} was not recorded done: {note}", CHECK
-    return message, 0
+        return Recorded(entry, status, next_id, f"{message}\n{step.id} was not recorded done: {note}", CHECK,
+                        complete)
+    return Recorded(entry, status, next_id, message, 0, complete)
 
 
-def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Any) -> str:
-    """NEXT for this worker after a record: a worker whose step is now done claims a ready one."""
-    job = Job(layout, env)
-    if job.plan.parallel and job.next is None and not job.complete() and before is not None \
+def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
+    info = snap.steps.get(step.id, {})
+    if step.rerun == "never" and info.get("status") == "done" and status in ("running", "done", "failed"):
+        raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} "
+                         f"(#{info.get('seq')}); it must not run twice, so it is not recorded again", CHECK)
+
+
+def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
+    """A step is not done while one of its side effects has no result (running, or unknown)."""
+    open_keys = [k for k, v in snap.once_open.items() if v.get("step") == step.id]
+    if status == "done" and open_keys:
+        from store.state.effects import settle_hint
+
+        raise BatonError(f"step {step.id} ran a side effect whose outcome is not known yet ({open_keys[0]}"
+                         + (f" and {len(open_keys) - 1} more" if len(open_keys) > 1 else "") + "): wait for it, or "
+                         f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
+
+
+def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
+    """The validation on a ``done`` record: passed, failed (with its summary) or none."""
+    if not step.validate:
+        return {"status": "none"}
+    from store.cli import validation
+
+    seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
+    outcome = validation.run(step.validate, layout.project, seconds)
+    found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
+                             "seconds": outcome.seconds}
+    if not outcome.ok:
+        found["summary"] = outcome.summary
+    return found
+
+
+def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
+    """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.monitor.checks import still_failing
+
+    failing = still_failing(layout, plan.rules, step_id, env)
+    if failing:
+        shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
+        more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+        raise BatonError(f"step {step_id!r} cannot be recorded done: files it changed fail their check: {shown}{more}. "
+                         "Fix them (their check runs again on every write), then record the step.", CHECK)
+
+
+def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Optional[Job],
+               after: Snapshot) -> Tuple[Optional[str], str, bool]:
+    """(NEXT's id, NEXT as shown, whether the job is complete) for this worker after a record of
+    ``step_id``, the state being ``after``; in a parallel plan a worker whose step is now done
+    claims a ready one."""
+    plan = before.plan if before is not None else load_plan(layout.plan)
+    if not plan.parallel:
+        nxt = progress(plan, after).next
+        return (nxt.id if nxt else None), (nxt.id if nxt else ALL_DONE), nxt is None
+    from store.state.job import Job
+
+    job, claimed = Job(layout, env), ""
+    if job.next is None and not job.complete() and before is not None \
             and claims.held_by(before.snap.claims, job.worker) == step_id:
         if workers.claim(layout, job.plan, job.worker, job.waits).step:
-            job = Job(layout, env)
-            return next_text(job) + " (claimed for you)"
-    return next_text(job)
+            job, claimed = Job(layout, env), " (claimed for you)"
+    return (job.next.id if job.next else None), next_text(job) + claimed, job.complete()
 
 
 def next_text(job: Job) -> str:
@@ -99,6 +250,8 @@ def next_text(job: Job) -> str:
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
     """Record a person's approval, signed; only the prompt hook calls this."""
+    from store.state.job import Job
+
     job = Job(layout, env)
     step = job.plan.step(step_id)
     if step is None:
@@ -109,7 +262,10 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
-    sig = approvals.sign(key, job.key_scope, step.id, ts, session)
-    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig}
-    journal.append(layout, step.id, "approved", note, **extra)
-    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on."
+    approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval
+    sig = approvals.sign(key, job.key_scope, step.id, ts, session, approved["digest"])
+    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig, "scope": approved,
+                             "kid": approvals.key_id(key)}
+    done = journal.commit(layout, step.id, "approved", note, extra, steps=job.plan.ids)
+    warned = "".join(f" (warning: {w})" for w in done.warnings)
+    return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on.{warned}"

@@ -1,33 +1,47 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log, claim, release, store.
+"""The ``baton`` command line: init, record, brief, status, verify, log, repair, merge, once, run,
+session, commands, claim, release, store.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
-failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
-stderr; a traceback is a bug.
+failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
+with its cause and path). Errors are one line on stderr; "internal error" is a bug.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
+import re
 import sys
 from pathlib import Path
 
 from store import __version__
-from store.base.errors import CHECK, USAGE, BatonError
-from store.cli import actions
+from store.base.errors import CHECK, USAGE, BatonError, describe
+from store.cli import actions, command_files
 from store.cli import views as report
 from store.state import journal, location, workers
 from store.state.job import Job
+from store.state.ledger import last_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, NoReturn, Optional, Sequence
+    import argparse
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+def _parser_class() -> Any:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
+            raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
+
+    return Parser
+
+
+class Plain:
+    """Arguments read without argparse, for the commands run most often (see :func:`_plain`)."""
+
+    def __init__(self, **values: Any) -> None:
+        self.__dict__.update(values)
 
 
 def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -38,41 +52,100 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
             text = Path(args.plan).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise BatonError(f"{args.plan}: cannot read: {exc}") from None
-        plan = actions.install_plan(layout, text, args.plan, args.force)
+        plan, old = actions.install(layout, text, args.plan, args.force)
     else:
-        plan = actions.install_plan(layout, actions.seed_plan_text(args.steps), "command line", args.force)
+        plan, old = actions.install(layout, actions.seed_plan_text(args.steps), "command line", args.force)
+    other = location.job_nearby(layout)
+    files = command_files.install(command_files.folder_for("project", layout.project, _home())) \
+        if args.commands else []
+    from store.cli import gitmerge
+
+    registered = gitmerge.register(layout)
+    if args.json:
+        print(report.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
+                              "archived": old.as_json() if old else None, "other_job": str(other) if other else None,
+                              "command_files": dict(files), "merge_driver": registered or None}))
+        return 0
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
+    if old:
+        print(f"started a new job with a clean ledger; {old.describe(_shown(old.folder))}")
+    if other:
+        print(f"note: {other} is another job's, outside this project ({layout.project}); it is not used here")
+    for path, what in files:
+        print(f"{path}: {what}")
+    if registered:
+        print(registered)
     return 0
 
 
+def artifact_options(words: Sequence[str]) -> Tuple[List[Tuple[str, Optional[str]]], List[str]]:
+    """``--artifact PATH_OR_URI [--sha256 HEX]`` repeated at the start of a record's note, then the
+    note; ``--`` ends the options (a note may then start with ``--artifact``)."""
+    extra: List[Tuple[str, Optional[str]]] = []
+    rest = list(words)
+    while rest and rest[0] in ("--artifact", "--sha256"):
+        if len(rest) < 2 or not rest[1]:
+            raise BatonError(f"{rest[0]} needs a value (see `baton record --help`)")
+        if rest[0] == "--artifact":
+            extra.append((rest[1], None))
+        elif not extra or extra[-1][1] is not None or not re.fullmatch(r"[0-9a-fA-F]{64}", rest[1]):
+            raise BatonError("--sha256 takes 64 hex digits and follows the --artifact it is for")
+        else:
+            extra[-1] = (extra[-1][0], rest[1])
+        rest = rest[2:]
+    return extra, rest[1:] if rest[:1] == ["--"] else rest
+
+
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
-    message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(args.note))
-    first, _, rest = message.partition("\n")
+    _need_plan(layout)
+    extra, note = artifact_options(args.note)
+    done = actions.record(layout, os.environ, args.step, args.status, " ".join(note), extra=extra)
+    if args.json:
+        print(report.to_json(done.as_json()))
+        return done.code
+    first, *rest = done.message.split("\n")
     print(first)
-    if rest:
-        print(f"baton: {rest}", file=sys.stderr)
-    return code
+    for line in rest:
+        print(f"baton: {line}", file=sys.stderr)
+    return done.code
 
 
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.checkpoint import brief_news
+    from store.monitor.limits import job_news
+
+    _need_plan(layout)
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", "")))
+    session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    print(report.to_json(report.brief_data(job, session)) if args.json
+          else job.brief(session, [*job_news(job), *brief_news(job)]))
     return 0
 
 
 def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
+    _need_plan(layout)
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     last, _ = journal.last_records(layout, 5)
     data = report.status_data(job, last)
-    print(json.dumps(data, indent=2) if args.json else report.status_text(data))
+    if args.json:
+        import json
+
+        print(json.dumps(data, indent=2))
+    else:
+        print(report.status_text(data))
     return 0
 
 
 def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     verdict = journal.verify(layout)
     where = layout.ledger if journal.shared() is None else "the job's records in the database"
+    if args.json:
+        print(report.to_json({"ok": not verdict.problem, "ledger": str(where), "records": verdict.records,
+                              "last_hash": verdict.last_hash, "torn_bytes": verdict.torn,
+                              "problem": verdict.problem or None}))
+        return CHECK if verdict.problem else 0
     if verdict.problem:
         print(f"baton: verify failed: {where}: {verdict.problem}", file=sys.stderr)
         return CHECK
@@ -80,17 +153,110 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     if verdict.torn:
         print(f"torn tail: {verdict.torn} bytes after record {verdict.records} (line {verdict.records + 1}) "
               "from a writer killed mid-append; not corruption, the next record repairs it")
-    return 0
+    if not args.artifacts:
+        return 0
+    if journal.shared() is not None:
+        raise BatonError("--artifacts: a checkpoint's record is found by its offset in .baton/steps.jsonl, which a "
+                         "job kept in a database does not have; `baton store pull` copies the job there, then "
+                         "`BATON_STORE=file baton verify --artifacts` checks it")
+    from store.checkpoint import freshness
+
+    job = Job(layout, os.environ)
+    findings = freshness.check(layout, job.plan, job.snap, deadline=None).findings
+    for line in freshness.report_lines(findings):
+        print(line)
+    return CHECK if any(f.kind in ("changed", "stale") for f in findings) else 0
 
 
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
-    records, torn = journal.last_records(layout, args.n)
+    if journal.shared() is not None:  # the records are in the job's database
+        records, _ = journal.last_records(layout, args.n)
+        for record in records:
+            print(report.to_json(record) if args.json else report.log_line(record))
+        return 0
+    start, end, torn = last_lines(layout.ledger, args.n)
     journal.warn_torn(len(torn))
-    for record in records:
-        print(json.dumps(record, separators=(",", ":")) if args.json else report.log_line(record))
+    report.write_log(layout.ledger, start, end, args.json, sys.stdout)
     return 0
+
+
+def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.state import repair
+
+    if journal.shared() is not None:
+        raise BatonError("the job's records are kept in its database, where each append is one transaction: there "
+                         "is no torn or damaged line to move aside (`baton verify` checks the chain)")
+    if not layout.ledger.exists():
+        raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
+    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
+    done = repair.repair(layout, steps)
+    for warning in done.warnings:
+        print(f"baton: warning: {warning}", file=sys.stderr)
+    if done.lines:
+        print(f"moved {done.lines} bad line(s) ({done.size} bytes, from byte {done.offset}) to {done.kept_in}; "
+              f"recorded as #{done.record['seq'] if done.record else '?'}; run `baton verify`")
+    elif done.torn:
+        print(f"removed a torn last line ({done.torn} bytes, kept in {layout.torn} when it could be written)")
+    else:
+        print("nothing to repair: the ledger ends on a valid record")
+    return 0
+
+
+def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import gitmerge
+
+    if args.register:
+        if args.files:
+            raise BatonError("give either --register or BASE OURS THEIRS")
+        print(gitmerge.register(layout, required=True))
+        return 0
+    if len(args.files) != 3:
+        raise BatonError("usage: baton merge BASE OURS THEIRS (as git's merge driver) or baton merge --register")
+    merged = gitmerge.merge_files(Path(args.files[1]), Path(args.files[2]))
+    print(f"baton: merged ledgers: {merged.added} record(s) of theirs appended after ours' {merged.ours}, "
+          f"{merged.skipped} already present", file=sys.stderr)
+    return 0
+
+
+def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import once
+
+    return once.run(args.args, layout)
+
+
+def cmd_commands(args: argparse.Namespace, layout: location.Layout) -> int:
+    scope = "user" if args.user else "project"
+    folder = command_files.folder_for(scope, layout.project, _home())
+    done = command_files.install(folder) if args.action == "install" else command_files.remove(folder)
+    if args.json:
+        print(report.to_json({"folder": str(folder), "files": dict(done)}))
+    else:
+        for path, what in done:
+            print(f"{path}: {what}")
+    return 0
+
+
+def _home() -> Path:
+    return Path(os.path.expanduser("~"))
+
+
+def _shown(path: Path) -> str:
+    """A path as a person in this folder would type it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def _need_plan(layout: location.Layout) -> None:
+    if layout.plan.exists():
+        return
+    other = location.job_nearby(layout)
+    near = f"; {other} is another job's, outside this project" if other else ""
+    raise BatonError(f"{layout.plan}: no plan here{near}; create one with `baton init STEP...` "
+                     "or `baton init --plan FILE`")
 
 
 def _worker_env(args: argparse.Namespace) -> Dict[str, str]:
@@ -123,7 +289,7 @@ def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
     text = next_text(job)
     data = {"worker": job.worker, "step": got.step, "new": got.new, "complete": job.complete(), "next": text}
     if args.json:
-        print(json.dumps(data))
+        print(report.to_json(data))
     elif got.step is not None:
         verb = "claimed" if got.new else "already holds"
         title = f" - {job.next.title}" if job.next is not None and job.next.title else ""
@@ -136,47 +302,73 @@ def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, _worker_env(args))
     record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
-    if record is None:
+    if args.json:
+        print(report.to_json({"worker": job.worker, "released": record["step"] if record else None,
+                              "queued": bool(record and record.get("queued"))}))
+    elif record is None:
         print(f"worker {job.worker} holds no step; nothing released")
-        return CHECK
-    print(f"worker {job.worker} gave back {record['step']}: another worker may claim it now")
-    return 0
+    else:
+        print(f"worker {job.worker} gave back {record['step']}: another worker may claim it now")
+    return CHECK if record is None else 0
 
 
 def cmd_store(args: argparse.Namespace, layout: location.Layout) -> int:
     from store.cli import transfer
 
-    return transfer.push(layout, args.url, args.job) if args.action == "push" else transfer.pull(layout, args.url,
-                                                                                                 args.job)
+    copy = transfer.push if args.action == "push" else transfer.pull
+    return copy(layout, args.url, args.job, args.json)
 
 
-def build_parser() -> Parser:
-    parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    parser: argparse.ArgumentParser = _parser_class()(
+        prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
-    p = sub.add_parser("init", help="create .baton/plan.json from step names or a plan file")
+    sub = parser.add_subparsers(dest="command", parser_class=type(parser), metavar="COMMAND")
+    p = sub.add_parser("init", help="create the job: .baton/plan.json from step names or a plan file")
     p.add_argument("steps", nargs="*", metavar="STEP")
     p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
-    p.add_argument("--force", action="store_true", help="replace an existing plan")
+    p.add_argument("--force", action="store_true", help="replace an existing plan (the old job is archived)")
+    p.add_argument("--commands", action="store_true", help="also install the bare /brief and /record commands")
     p.set_defaults(func=cmd_init)
-    p = sub.add_parser("record", help="append STEP STATUS [NOTE...] to the ledger")
+    p = sub.add_parser("record", help="append STEP STATUS [--artifact PATH_OR_URI [--sha256 HEX]]... [NOTE...]")
     p.add_argument("step", metavar="STEP")
     p.add_argument("status", metavar="STATUS", help=f"one of {', '.join(journal.STATUSES)}")
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
     p.set_defaults(func=cmd_record)
     sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
     p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
-    sub.add_parser("verify", help="check the ledger's hash chain").set_defaults(func=cmd_verify)
+    p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
+    p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
+    p.set_defaults(func=cmd_verify)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    p = sub.add_parser("repair", help="move bad lines off the ledger's end (kept in .baton/quarantine/)")
+    p.set_defaults(func=cmd_repair)
+    p = sub.add_parser("merge", help="merge two branches' ledgers (git's merge driver); --register sets it up")
+    p.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes them")
+    p.add_argument("--register", action="store_true", help="register the driver in this git repository")
+    p.set_defaults(func=cmd_merge)
+    # listed for --help; main() hands `once` its words before argparse sees them
+    p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_once)
+    from store.cli.run import add_commands
+
+    add_commands(sub)
+    p = sub.add_parser("commands", help="install or remove the bare /brief and /record command files")
+    p.add_argument("action", choices=("install", "remove"))
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="in the project's .claude/commands (the default)")
+    where.add_argument("--user", action="store_true", help="in ~/.claude/commands")
+    p.set_defaults(func=cmd_commands)
     p = sub.add_parser("claim", help="take a ready step of a parallel plan for this worker")
     p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
     p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="poll until a step is ready")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_claim)
     p = sub.add_parser("release", help="give back the step this worker holds")
     p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
@@ -187,16 +379,41 @@ def build_parser() -> Parser:
     p.add_argument("url", nargs="?", default="", metavar="URL", help="the database (default: $BATON_DATABASE_URL)")
     p.add_argument("--job", default="", metavar="NAME", help="the job's name (default: $BATON_JOB or the plan's)")
     p.set_defaults(func=cmd_store)
+    for name, command in sub.choices.items():
+        if name != "once" and "--json" not in command._option_string_actions:  # once reads its own words
+            command.add_argument("--json", action="store_true", help="print JSON for programs")
     return parser
+
+
+def _plain(argv: Sequence[str]) -> Optional[Tuple[Callable[[Any, location.Layout], int], Plain]]:
+    """``baton brief`` and ``baton record STEP STATUS [NOTE...]`` with no option anywhere, parsed as
+    argparse would parse them, without importing it (argparse, gettext and locale cost every such
+    call a few milliseconds); anything else goes through argparse."""
+    if list(argv) == ["brief"]:
+        return cmd_brief, Plain(json=False, argv=list(argv))
+    if len(argv) >= 3 and argv[0] == "record" and not any(a.startswith("-") for a in argv[1:]):
+        return cmd_record, Plain(step=argv[1], status=argv[2], note=list(argv[3:]), json=False, argv=list(argv))
+    return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        if words[:1] == ["once"]:  # its words go to the command it runs untouched, whatever argparse does with "--"
+            from store.cli import once
+
+            return once.run(words[1:], location.resolve())
+        plain = _plain(words)
+        if plain is not None:
+            return int(plain[0](plain[1], location.resolve()))
+        args = build_parser().parse_args(words)
+        args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log, claim, release, store "
-                             "(see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, repair, merge, once, "
+                             "run, session, commands, claim, release, store (see `baton --help`)")
+        if args.func is cmd_record and args.note[:1] == ["--json"]:  # `record STEP STATUS --json NOTE...`
+            args.json, args.note = True, args.note[1:]
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)
@@ -205,6 +422,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # the environment, not baton: say what and where
+        print(f"baton: {describe(exc)}", file=sys.stderr)
+        return USAGE
     except Exception as exc:  # noqa: BLE001 - the one boundary: a bug is still one line, never a traceback
         print(f"baton: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
         return USAGE

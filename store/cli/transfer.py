@@ -12,13 +12,13 @@ from store.backend import choice
 from store.backend.postgres import PAGE, Head, SharedJob
 from store.base import durable
 from store.base.errors import CHECK, BatonError
-from store.state import journal, remote
+from store.state import chain, mirror, remote
 from store.state.ledger import iter_lines, parse_line, read_tail
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterator, List, Tuple
+    from typing import Any, Dict, Iterator, List, Tuple
 
     from store.state.location import Layout
 
@@ -39,17 +39,28 @@ def _db_lines(shared: SharedJob) -> Iterator[Tuple[int, bytes, bool]]:
         yield seq, line.encode("ascii", "replace"), True
 
 
-def _verify_database(shared: SharedJob, where: str) -> journal.Verdict:
-    verdict = journal.verify_lines(_db_lines(shared))
+def _verify_database(shared: SharedJob, where: str) -> chain.Verdict:
+    verdict = chain.verify_lines(_db_lines(shared))
     if verdict.problem:
         raise BatonError(f"the job {shared.name} in {where} does not verify: {verdict.problem}", CHECK)
     return verdict
 
 
-def push(layout: Layout, url: str, job: str) -> int:
+def _report(as_json: bool, data: Dict[str, Any], text: str, warning: str) -> None:
+    if as_json:
+        from store.cli.views import to_json
+
+        print(to_json(data))
+    else:
+        print(text)
+    if warning:
+        print(f"baton: {warning}", file=sys.stderr)
+
+
+def push(layout: Layout, url: str, job: str, as_json: bool = False) -> int:
     """Copy the file job into the database: all of it, or what follows the records it already has."""
     shared, where = _open(layout, url, job)
-    local = journal.verify_lines(iter_lines(layout.ledger))
+    local = chain.verify(layout.ledger)
     if local.problem:
         raise BatonError(f"{layout.ledger}: {local.problem}; only an intact chain is pushed (see baton verify)", CHECK)
     if not local.records:
@@ -63,7 +74,7 @@ def push(layout: Layout, url: str, job: str) -> int:
         if not complete:
             break
         record = parse_line(raw)
-        snap.apply(record, record["seq"])
+        mirror.fold(snap, record)
         if record["seq"] <= head.seq:
             if record["seq"] == head.seq and record["hash"] != head.hash:
                 raise BatonError(f"the job {shared.name} in {where} differs from {layout.ledger} at record "
@@ -80,15 +91,16 @@ def push(layout: Layout, url: str, job: str) -> int:
     if (stored.records, stored.last_hash) != (local.records, local.last_hash):
         raise BatonError(f"after the copy the job {shared.name} in {where} ends at record {stored.records} "
                          f"({stored.last_hash[:12]}), not {local.records} ({local.last_hash[:12]})", CHECK)
-    print(f"pushed {copied} record(s) of {layout.ledger} to job {shared.name} in {where}: it holds "
-          f"{stored.records}, chain verified (last hash {stored.last_hash[:12]})")
-    if local.torn:
-        print(f"baton: the torn last line of {layout.ledger} ({local.torn} bytes) is not a record and was not "
-              "pushed", file=sys.stderr)
+    torn = (f"the torn last line of {layout.ledger} ({local.torn} bytes) is not a record and was not pushed"
+            if local.torn else "")
+    _report(as_json, {"job": shared.name, "database": where, "copied": copied, "records": stored.records,
+                      "last_hash": stored.last_hash, "verified": True, "torn_bytes": local.torn},
+            f"pushed {copied} record(s) of {layout.ledger} to job {shared.name} in {where}: it holds "
+            f"{stored.records}, chain verified (last hash {stored.last_hash[:12]})", torn)
     return 0
 
 
-def pull(layout: Layout, url: str, job: str) -> int:
+def pull(layout: Layout, url: str, job: str, as_json: bool = False) -> int:
     """Write the database's records to ``steps.jsonl``, which must hold a prefix of them (or nothing)."""
     shared, where = _open(layout, url, job)
     head = shared.head()
@@ -117,19 +129,20 @@ def pull(layout: Layout, url: str, job: str) -> int:
     finally:
         if tmp.exists():
             tmp.unlink()
-    written = journal.verify_lines(iter_lines(layout.ledger))
+    written = chain.verify(layout.ledger)
     if written.problem or (written.records, written.last_hash) != (verdict.records, verdict.last_hash):
         raise BatonError(f"{layout.ledger} does not verify after the pull: {written.problem or 'records differ'}",
                          CHECK)
-    print(f"pulled job {shared.name} from {where} into {layout.ledger}: {written.records} records, chain verified "
-          f"(last hash {written.last_hash[:12]})")
-    if tail.torn:
-        print(f"baton: the torn last line ({len(tail.torn)} bytes) of the old file was not a record and is gone",
-              file=sys.stderr)
+    torn = (f"the torn last line ({len(tail.torn)} bytes) of the old file was not a record and is gone"
+            if tail.torn else "")
+    _report(as_json, {"job": shared.name, "database": where, "ledger": str(layout.ledger), "records": written.records,
+                      "last_hash": written.last_hash, "verified": True},
+            f"pulled job {shared.name} from {where} into {layout.ledger}: {written.records} records, chain verified "
+            f"(last hash {written.last_hash[:12]})", torn)
     return 0
 
 
-def _copy_out(shared: SharedJob, where: str, tmp: os.PathLike[str]) -> journal.Verdict:
+def _copy_out(shared: SharedJob, where: str, tmp: os.PathLike[str]) -> chain.Verdict:
     """Stream the database's lines into ``tmp``, verifying the chain as they come."""
     chunk: List[bytes] = []
     with open(tmp, "wb") as handle:
@@ -141,7 +154,7 @@ def _copy_out(shared: SharedJob, where: str, tmp: os.PathLike[str]) -> journal.V
                     chunk.clear()
                 yield seq, raw, complete
 
-        verdict = journal.verify_lines(lines())
+        verdict = chain.verify_lines(lines())
         handle.write(b"".join(chunk))
         handle.flush()
         os.fsync(handle.fileno())

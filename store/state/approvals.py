@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import os
 
+from store.state.sealing import sha256_maker
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional, Tuple
 
 KEY_NAME = "approval.key"
 
@@ -25,13 +27,32 @@ def key_dir(env: Mapping[str, str]) -> str:
     return os.path.join(base, "baton")
 
 
-def read_key(env: Mapping[str, str]) -> Optional[bytes]:
+def key_path(env: Mapping[str, str]) -> str:
+    return os.path.join(key_dir(env), KEY_NAME)
+
+
+def load_key(env: Mapping[str, str]) -> Tuple[Optional[bytes], str]:
+    """(the key, ``""``) or (``None``, what is wrong with it: missing, unreadable and why, damaged)."""
+    path = key_path(env)
     try:
-        with open(os.path.join(key_dir(env), KEY_NAME), "rb") as handle:
+        with open(path, "rb") as handle:
             key = handle.read()
-    except OSError:
-        return None
-    return key if len(key) >= 32 else None
+    except FileNotFoundError:
+        return None, "missing"
+    except OSError as exc:
+        from store.base.errors import describe
+
+        return None, f"unreadable ({describe(exc)})"
+    return (key, "") if len(key) >= 32 else (None, f"damaged ({len(key)} bytes, a key has 64)")
+
+
+def read_key(env: Mapping[str, str]) -> Optional[bytes]:
+    return load_key(env)[0]
+
+
+def key_id(key: bytes) -> str:
+    """Names the key an approval was signed with (not secret: 8 hex digits of its SHA-256)."""
+    return str(sha256_maker()(key).hexdigest()[:8])
 
 
 def ensure_key(env: Mapping[str, str]) -> bytes:
@@ -40,9 +61,15 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
     Written whole to a temp file, then linked into place, so a reader never sees half a key and
     two first approvals at once agree on one key. A short key (a crash of an older writer) cannot
     have signed anything and is replaced."""
-    key = read_key(env)
+    key, problem = load_key(env)
     if key is not None:
         return key
+    if problem.startswith("unreadable"):
+        from store.base.errors import BatonError
+
+        path = key_path(env)
+        raise BatonError(f"the approval key {path} is {problem}; make it readable by you (chmod 600 {path}) "
+                         "and approve again: a new key would void every approval the old one signed")
     folder = key_dir(env)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     path = os.path.join(folder, KEY_NAME)
@@ -69,29 +96,74 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
     return key
 
 
-def _message(project: str, step: str, ts: str, session: str) -> bytes:
-    # JSON keeps the fields apart whatever they contain (separators, lone surrogates)
-    return json.dumps(["baton-approval-v1", project, step, ts, session], ensure_ascii=True).encode("ascii")
+def _message(project: str, step: str, ts: str, session: str, scope: str = "") -> bytes:
+    # JSON keeps the fields apart whatever they contain (separators, lone surrogates); v2 also
+    # binds the digest of what was approved (store.state.scope)
+    fields = ["baton-approval-v2", project, step, ts, session, scope] if scope else [
+        "baton-approval-v1", project, step, ts, session]
+    return json.dumps(fields, ensure_ascii=True).encode("ascii")
 
 
-def sign(key: bytes, project: str, step: str, ts: str, session: str) -> str:
-    import hashlib
-    import hmac
+def hmac_sha256(key: bytes, message: bytes) -> str:
+    """HMAC-SHA256 (RFC 2104) as hex, over the built-in SHA-256: the ``hmac`` module loads OpenSSL,
+    which would cost every gate call on a job with approvals several milliseconds."""
+    sha256 = sha256_maker()
+    block = 64
+    if len(key) > block:
+        key = sha256(key).digest()
+    key = key.ljust(block, b"\0")
+    inner = sha256(bytes(k ^ 0x36 for k in key) + message).digest()
+    return str(sha256(bytes(k ^ 0x5C for k in key) + inner).hexdigest())
 
-    return hmac.new(key, _message(project, step, ts, session), hashlib.sha256).hexdigest()
+
+def sign(key: bytes, project: str, step: str, ts: str, session: str, scope: str = "") -> str:
+    return hmac_sha256(key, _message(project, step, ts, session, scope))
+
+
+def scope_digest(entry: Mapping[str, Any]) -> str:
+    scope = entry.get("scope")
+    return str(scope.get("digest") or "") if isinstance(scope, dict) else ""
+
+
+def same_text(a: str, b: str) -> bool:
+    """Compare two signatures in time that does not depend on where they differ."""
+    left, right = a.encode("utf-8", "surrogatepass"), b.encode("utf-8", "surrogatepass")
+    if len(left) != len(right):
+        return False
+    diff = 0
+    for x, y in zip(left, right):
+        diff |= x ^ y
+    return diff == 0
 
 
 def is_valid(entry: Mapping[str, Any], key: Optional[bytes], project: str, step: str) -> bool:
     """True when ``entry`` (a snapshot approval) was signed for ``step`` in ``project``."""
     if key is None or not isinstance(entry.get("sig"), str):
         return False
-    want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""))
-    from hmac import compare_digest
-
-    return compare_digest(want, entry["sig"])
+    want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""), scope_digest(entry))
+    return same_text(want, entry["sig"])
 
 
 def approved_steps(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str], project: str) -> Dict[str, bool]:
     """Each approval in the snapshot mapped to whether its signature holds."""
     key = read_key(env)
     return {step: is_valid(entry, key, project, step) for step, entry in approvals.items()}
+
+
+def check(approvals: Dict[str, Dict[str, Any]], env: Mapping[str, str], project: str) -> Tuple[Dict[str, str], str]:
+    """(each approval mapped to ``valid``, ``other-key`` (signed by a key that is not the current one,
+    as its ``kid`` says) or ``forged``, the key's problem or ``""``). Without a usable key nothing
+    can be checked: every approval maps to ``unchecked`` and the problem says why."""
+    key, problem = load_key(env)
+    if key is None:
+        return {step: "unchecked" for step in approvals}, problem
+    current = key_id(key)
+    verdicts = {}
+    for step, entry in approvals.items():
+        if is_valid(entry, key, project, step):
+            verdicts[step] = "valid"
+        elif isinstance(entry.get("kid"), str) and entry["kid"] != current:
+            verdicts[step] = "other-key"
+        else:
+            verdicts[step] = "forged"
+    return verdicts, ""

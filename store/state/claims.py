@@ -3,7 +3,9 @@
 A ``claim`` record gives its step to the record's ``worker``; a ``release`` record by that worker
 gives it back; ``done`` or ``skipped`` ends the claim. An entry stays after a release so that the
 next claimant learns the step was started and left (``after``). Claims and releases are system
-records: they are not progress and never appear as LAST.
+records: they are not progress and never appear as LAST. A record another branch's ledger brought
+in (``baton merge`` marks it ``merged``) changes a claim only when it is later than the claim it
+would replace, as merged step records do in the snapshot.
 """
 
 from __future__ import annotations
@@ -22,19 +24,22 @@ def fold(claims: Dict[str, Dict[str, Any]], record: Mapping[str, Any]) -> None:
     status = record.get("status")
     if status not in SYSTEM and status not in ENDS:
         return
-    step = str(record.get("step", ""))
+    step, ts = str(record.get("step", "")), str(record.get("ts", ""))
+    held = claims.get(step)
+    if "merged" in record and held is not None and str(held.get("ts", "")) > ts:
+        return  # an older record of another branch: the claim made here since stands
     if status in ENDS:
         claims.pop(step, None)
         return
     worker = str(record.get("worker") or "")
-    held = claims.get(step)
     if status == RELEASE:
         if held is not None and held.get("worker") == worker:
-            held["released"] = str(record.get("ts", ""))
+            held["released"] = ts
         return
     for other, entry in claims.items():  # one step per worker: a new claim gives back any other
-        if other != step and entry.get("worker") == worker and not entry.get("released"):
-            entry["released"] = str(record.get("ts", ""))
+        if other != step and entry.get("worker") == worker and not entry.get("released") and \
+                not ("merged" in record and str(entry.get("ts", "")) > ts):
+            entry["released"] = ts
     entry = {"worker": worker, "seq": record.get("seq"), "ts": str(record.get("ts", "")),
              "session": str(record.get("session") or "")}
     if held is not None and (held.get("worker") != worker or held.get("released")):

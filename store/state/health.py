@@ -1,7 +1,9 @@
-"""Visible failures: a hook that fails open logs one line and the next brief says DEGRADED.
+"""Visible failures: a hook that fails open logs one line and the next brief says DEGRADED; a store
+that cannot be written (full disk, read-only, no permission) is named in the brief while it lasts.
 
 ``errors.log`` (bounded, one rotation) keeps the lines; ``degraded.json`` keeps the count and the
-latest failure so the brief can report it without reading the log.
+latest failure so the brief can report it without reading the log. When ``.baton/`` itself cannot
+be written they go to the plugin's data folder instead, marked with the job they belong to.
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional
+    from typing import Any, Dict, Mapping, Optional
 
 LOG_CAP = 64 * 1024
+FREE_MIN = 64 * 1024  # below this many free bytes the next record may not fit
 
 
 def _now() -> str:
@@ -28,7 +31,7 @@ def _now() -> str:
 
 def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = "") -> None:
     """Record that ``hook`` failed; never raises (it runs inside failure handling)."""
-    line = json.dumps({"ts": _now(), "hook": hook, "error": message[:500]}) + "\n"
+    line = json.dumps({"ts": _now(), "hook": hook, "job": str(layout.root), "error": message[:500]}) + "\n"
     for folder in (str(layout.root), fallback_dir):
         if not folder or not os.path.isdir(folder):
             continue
@@ -37,28 +40,57 @@ def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = 
             if os.path.exists(log) and os.path.getsize(log) > LOG_CAP:
                 os.replace(log, log + ".1")
             durable.append_line(Path(log), line.encode("utf-8"), sync=False)
-            state = read_degraded(layout) if folder == str(layout.root) else None
-            count = int(state.get("count", 0)) + 1 if state else 1
-            info = {"count": count, "ts": _now(), "hook": hook, "error": message[:200]}
+            state = _read_degraded(Path(folder) / "degraded.json")
+            count = int(state.get("count", 0)) + 1 if state and state.get("job") == str(layout.root) else 1
+            info = {"count": count, "ts": _now(), "hook": hook, "job": str(layout.root), "error": message[:200]}
             durable.atomic_write(Path(os.path.join(folder, "degraded.json")), json.dumps(info).encode(), sync=False)
             return
         except (OSError, ValueError):
             continue
 
 
-def read_degraded(layout: Layout) -> Optional[Dict[str, Any]]:
+def _read_degraded(path: Path) -> Optional[Dict[str, Any]]:
     try:
-        with open(layout.root / "degraded.json", "rb") as handle:
+        with open(path, "rb") as handle:
             data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
 
 
-def degraded_news(layout: Layout, last_record_ts: str) -> Optional[str]:
+def read_degraded(layout: Layout, env: Optional[Mapping[str, str]] = None) -> Optional[Dict[str, Any]]:
+    """The latest failure of this job: from ``.baton/degraded.json``, or from the plugin data folder's
+    when that one is newer and names this job (written there because ``.baton/`` could not be)."""
+    found = _read_degraded(layout.root / "degraded.json")
+    spare = (env or {}).get("CLAUDE_PLUGIN_DATA", "")
+    other = _read_degraded(Path(spare) / "degraded.json") if spare else None
+    if other and other.get("job") == str(layout.root) and str(other.get("ts", "")) > str((found or {}).get("ts", "")):
+        return other
+    return found
+
+
+def degraded_news(layout: Layout, last_record_ts: str, env: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """The DEGRADED line, when a hook failed after the last ledger record."""
-    info = read_degraded(layout)
+    info = read_degraded(layout, env)
     if not info or str(info.get("ts", "")) < last_record_ts:
         return None
     return (f"DEGRADED: baton's {info.get('hook', '?')} hook failed {info.get('count', 1)} time(s); outcomes "
             f"may be missing (see .baton/errors.log); latest {info.get('ts')}: {info.get('error', '')}")
+
+
+def write_problem(layout: Layout) -> str:
+    """Why baton cannot write this job's state now (read-only, no permission, disk full), or ``""``.
+    A few system calls: cheap enough for every brief."""
+    root = str(layout.root)
+    try:
+        stats = os.statvfs(root)
+    except (OSError, AttributeError):  # no statvfs on Windows
+        return ""
+    if stats.f_flag & getattr(os, "ST_RDONLY", 1):
+        return f"read-only file system: {root}"
+    for path in (root, str(layout.ledger)):
+        if os.path.exists(path) and not os.access(path, os.W_OK):
+            return f"permission denied: {path}"
+    if stats.f_bavail * stats.f_frsize < FREE_MIN:
+        return f"disk full ({stats.f_bavail * stats.f_frsize} bytes free): {root}"
+    return ""

@@ -18,20 +18,29 @@ if TYPE_CHECKING:
 
 
 class Job:
-    """Loaded once per process; reads only the plan, the snapshot and a stat of the ledger."""
+    """Loaded once per process; reads only the plan, the snapshot and a stat of the ledger. A ledger
+    far ahead of its snapshot (a fresh clone) is read from its end for the plan's steps (``partial``)."""
 
-    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, fresh: bool = True) -> None:
+    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, quick: bool = True,
+                 fresh: bool = True) -> None:
         """``fresh=False``: with a database, a copy a few seconds old will do (the hooks' hot path)."""
         self.layout, self.env = layout, env
         self.plan: Plan = load_plan(layout.plan)
         self.worker = workers.identity(env)
-        loaded = journal.read_state(layout, save=save, worker=self.worker, fresh=fresh)
+        # A quick read is exact for each step's latest record but not for claims (who holds a step
+        # depends on every claim, release and end since): a parallel plan always reads the whole state.
+        steps = self.plan.ids if quick and not self.plan.parallel else None
+        loaded = journal.read_state(layout, save=save, steps=steps,
+                                    approvals=[s.id for s in self.plan.steps if s.needs_approval],
+                                    worker=self.worker, fresh=fresh)
         self.snap, self.torn = loaded.snapshot, loaded.torn
+        self.partial, self.unresolved = loaded.partial, loaded.unresolved
         self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached
         self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
         self._times = (getattr(loaded, "since", 0.0), getattr(loaded, "fetched", 0.0))
         self._shared_leases = getattr(loaded, "leases", None)
-        self._approved: Optional[Dict[str, bool]] = None  # checked on first use: most calls never need it
+        self._approvals: Optional[Dict[str, str]] = None  # checked on first use: most calls never need it
+        self.key_problem = ""
         self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
 
     def leases(self) -> List[Lease]:
@@ -57,13 +66,18 @@ class Job:
         return got.step or ""
 
     @property
-    def approvals_checked(self) -> Dict[str, bool]:
-        """Each approval in the ledger mapped to whether its signature holds."""
-        if self._approved is None:
+    def approval_verdicts(self) -> Dict[str, str]:
+        """Each approval in the ledger mapped to valid, other-key, forged or unchecked (no usable key)."""
+        if self._approvals is None:
             from store.state import approvals  # only steps with an approval record need the signature check
 
-            self._approved = approvals.approved_steps(self.snap.approvals, self.env, self.key_scope)
-        return self._approved
+            self._approvals, self.key_problem = approvals.check(self.snap.approvals, self.env, self.key_scope)
+        return self._approvals
+
+    @property
+    def approvals_checked(self) -> Dict[str, bool]:
+        """Each approval in the ledger mapped to whether its signature holds."""
+        return {step: verdict == "valid" for step, verdict in self.approval_verdicts.items()}
 
     @property
     def key_scope(self) -> str:
@@ -71,22 +85,83 @@ class Job:
         return os.path.realpath(str(self.layout.root))
 
     def approved(self, step_id: str) -> bool:
-        return step_id in self.snap.approvals and self.approvals_checked.get(step_id, False)
+        return (step_id in self.snap.approvals and self.approval_verdicts.get(step_id) == "valid"
+                and not self.approval_widened(step_id))
+
+    def approval_widened(self, step_id: str) -> Sequence[str]:
+        """Why the step's approval no longer counts: the plan now lets it do more (empty: it holds)."""
+        entry, step = self.snap.approvals.get(step_id), self.plan.step(step_id)
+        if not entry or step is None or not isinstance(entry.get("scope"), dict):
+            return []
+        from store.state.scope import scope_of, widened
+
+        return widened(entry["scope"], scope_of(self.plan, step))
 
     def waiting_for_approval(self) -> bool:
         return self.next is not None and self.next.needs_approval and not self.approved(self.next.id)
 
     def forged(self) -> Sequence[str]:
-        """Steps whose latest approval record carries no valid signature."""
-        return [s for s, ok in self.approvals_checked.items() if not ok] if self.snap.approvals else []
+        """Steps whose latest approval record carries no valid signature by the current key."""
+        return [s for s, v in self.approval_verdicts.items() if v == "forged"] if self.snap.approvals else []
+
+    def approval_news(self) -> List[str]:
+        verdicts = self.approval_verdicts if self.snap.approvals else {}
+        news = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"
+                for s in self.forged()[:2]]
+        news += [f"KEY: the approval of {s[:40]} was signed with another approval key, not the one now in "
+                 f"{self._key_path()}; it counts once that key is restored, or after a person approves again"
+                 for s, v in verdicts.items() if v == "other-key"][:2]
+        if self.key_problem and verdicts:
+            listed = ", ".join(s[:30] for s in list(verdicts)[:2]) + (", ..." if len(verdicts) > 2 else "")
+            news.append(f"KEY: approval key {self._key_path()} is {self.key_problem}: approvals ({listed}) cannot "
+                        "be checked and count as not given; restore it from a backup (mode 0600) or approve again")
+        return news
+
+    def _key_path(self) -> str:
+        from store.state import approvals
+
+        return approvals.key_path(self.env)
+
+    def store_news(self) -> List[str]:
+        from store.state import health
+
+        news = []
+        if self.unresolved:
+            listed = ", ".join(s[:40] for s in self.unresolved[:3]) + (", ..." if len(self.unresolved) > 3 else "")
+            news.append(f"STORE: baton has not finished reading this job's long ledger: {len(self.unresolved)} "
+                        f"step(s) ({listed}) may have records it has not reached; run `baton brief` again in a "
+                        "minute before trusting DONE")
+        if self.snap.problems and self.last_line_bad():
+            news.append("STORE: the ledger's last line is not a valid record, so no step can be recorded; a person "
+                        "runs `baton repair` to move it aside (kept byte for byte in .baton/quarantine/)")
+        problem = health.write_problem(self.layout)
+        if problem:
+            news.append(f"STORE: baton cannot write its state ({problem}): records and tool outcomes are not "
+                        "saved until that is fixed; tell the person")
+        return news
+
+    def last_line_bad(self) -> bool:
+        from store.state.ledger import LedgerError, read_tail
+
+        try:
+            read_tail(self.layout.ledger)
+        except LedgerError:
+            return True
+        except OSError:
+            pass
+        return False
 
     def brief(self, session: str = "", news: Sequence[str] = ()) -> str:
         from store.state import health
         from store.state.brief import render
 
-        extra = [f"ALERT: an approval of {s[:40]} in the ledger is not signed by baton's prompt hook; it is ignored"
-                 for s in self.forged()[:2]]
-        degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")))
+        extra = self._once_news() + self.approval_news() + self.store_news()
+        nxt = self.next
+        why = self.approval_widened(nxt.id) if nxt is not None and nxt.needs_approval else []
+        if nxt is not None and why and self.approvals_checked.get(nxt.id):
+            extra.append(f"APPROVAL: the approval of {nxt.id[:40]} ({self.snap.approvals[nxt.id].get('ts')}) no longer "
+                         f"counts: the plan was edited since, and the step may now do more ({'; '.join(why)})")
+        degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")), self.env)
         extra += [degraded] if degraded else []
         if self.problem:
             since, seen = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if t else "?" for t in self._times)
@@ -99,3 +174,12 @@ class Job:
         idle = "(no step claimed by you: claims wait until the job's database is back)" if self.problem else None
         return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases,
                       idle)
+
+    def _once_news(self) -> List[str]:
+        """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""
+        if not self.snap.once_open and not self.snap.once_recent:
+            return []
+        from store.state import effects
+
+        done = effects.result_news(self.snap, self.next.id) if self.next is not None else []
+        return effects.unknown_news(self.layout, self.snap) + done

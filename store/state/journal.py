@@ -1,9 +1,19 @@
-"""Reading and writing one job's state: every ledger append goes through :func:`append`.
+"""The store's operations on one job: append a record, read the job's state, verify the chain.
 
-An append takes the lock, repairs a torn tail left by a killed writer, catches the snapshot up,
-seals the record onto the chain, writes it in one ``write`` call, then saves the snapshot. When
-the environment selects a database (``store.backend.choice``), the records are kept there
-instead, and :func:`shared` hands reading and writing to ``store.state.remote``.
+This is the interface the CLI, the hooks and the monitors use; where the records are kept lies
+below it (``steps.jsonl`` through ``store.state.ledger``, ``state.json`` through
+``store.state.snapshot``; or the database the environment selects, through ``store.state.remote``,
+see :func:`shared`), so the callers are the same for either.
+
+Every record goes through :func:`commit_if` (:func:`commit` for a record known in advance). An
+append takes the lock, repairs a torn tail left by a killed writer, reads the state, seals the
+record onto the chain and writes it in one ``write`` call with fsync. That write is the commit
+point: saving the snapshot afterwards is best effort, and when it fails the record stands and the
+caller gets a warning, not an error. A *retry* (see ``store.state.attempts``) adds nothing and
+returns the record already there. ``baton once`` entries move from the snapshot into their
+index shards (``store.state.effects``) whenever the snapshot is saved. With a database the
+transaction's commit is the commit point, and a record that judges nothing is kept in the
+clone's queue while the server cannot be reached (``store.state.remote``).
 """
 
 from __future__ import annotations
@@ -15,32 +25,27 @@ import time
 from pathlib import Path
 
 from store.base import durable
-from store.base.errors import CHECK, BatonError
+from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
-from store.state import snapshot
-from store.state.ledger import (
-    GENESIS,
-    LedgerError,
-    check_link,
-    format_line,
-    iter_lines,
-    parse_line,
-    read_last,
-    read_tail,
-    seal,
-)
+from store.state import attempts, effects, snapshot
+from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state.location import Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import ModuleType
-    from typing import Any, Callable, Dict, Iterator, List, Optional, TextIO, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TextIO, Tuple
+
+    from store.state.chain import Verdict
 
     Chosen = Tuple[str, str, str, Dict[str, Any]]  # step, status, note, extra fields
 
 NOTE_CAP = 300
 STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
+INLINE_BYTES = 1 << 20  # ledger bytes a reader applies itself; beyond, it reads quickly and rebuilds aside
+QUICK_SECONDS = 1.0  # how long a quick read may search the ledger before answering with what it has
+REPAIR_HINT = "run `baton repair` to move it aside (kept byte for byte in .baton/quarantine/)"
 
 
 def now_iso() -> str:
@@ -62,6 +67,29 @@ def warn_torn(torn: int, stream: Optional[TextIO] = None) -> None:
             "mid-append); skipped, the next record repairs it",
             file=stream or sys.stderr,
         )
+
+
+class Committed(Frozen):
+    """What an append did: the record (the one already there, for a retry; with a database that
+    cannot be reached, the record as queued, ``queued: True``), the state after it, and warnings
+    for the person (the record stands whatever they say)."""
+
+    __slots__ = ("record", "loaded", "retry", "warnings")
+
+    def __init__(self, record: Dict[str, Any], loaded: Loaded, retry: bool, warnings: Sequence[str]) -> None:
+        self.record, self.loaded, self.retry, self.warnings = record, loaded, retry, tuple(warnings)
+
+
+class Take(Frozen):
+    """A claim a database decides itself (``SELECT ... FOR UPDATE SKIP LOCKED``): ``names(snapshot)``
+    lists the steps to try in order, ``pick(snapshot, step)`` the record for the step it locked
+    (``None``: no longer claimable), ``lease_seconds`` how long a silent holder keeps a step."""
+
+    __slots__ = ("worker", "lease_seconds", "names", "pick")
+
+    def __init__(self, worker: str, lease_seconds: float, names: Callable[[Snapshot], Sequence[str]],
+                 pick: Callable[[Snapshot, str], Optional[Chosen]]) -> None:
+        self.worker, self.lease_seconds, self.names, self.pick = worker, lease_seconds, names, pick
 
 
 def shared() -> Optional[ModuleType]:
@@ -89,38 +117,72 @@ def refresh_shared(root: str, project: str, worker: str) -> None:
             health.report_failure(layout, "refresh", f"{type(exc).__name__}: {exc}"[:300])
 
 
-def read_state(layout: Layout, save: bool = True, worker: str = "", fresh: bool = True) -> Loaded:
-    """The current snapshot; saved back (under the lock) when it had to catch up. With a database,
-    ``fresh=False`` lets a hook use the clone's recent copy, and ``worker`` is marked active."""
+def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]] = None,
+               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True) -> Loaded:
+    """The job's state. Given the plan's ``steps`` (and the steps that need an approval), a ledger
+    too far ahead of the saved snapshot is read quickly from its end (a partial state, exact for
+    those steps but not for claims: a parallel plan passes no ``steps``) while a detached process
+    rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
+    under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
+    ``worker`` is marked active."""
     remote = shared()
     if remote is not None:
         loaded: Loaded = remote.read_state(layout, worker, fresh, fields)
         return loaded
-    loaded = snapshot.load(layout.snapshot, layout.ledger)
-    if loaded.changed and save and layout.root.is_dir():
-        try:
-            with durable.locked(layout.lock):
-                # save what was just built unless a writer moved the ledger on meanwhile
-                if _size(layout) == loaded.snapshot.offset + loaded.torn:
-                    durable.atomic_write(layout.snapshot, loaded.snapshot.to_bytes(), sync=False)
-        except OSError:
-            pass  # a read-only store still answers; the snapshot is only a cache
+    base = snapshot.read_saved(layout.snapshot, layout.ledger)
+    behind = snapshot.ledger_size(layout.ledger) - (base.offset if base is not None else 0)
+    if base is not None and behind == 0:
+        return Loaded(base, 0, False)
+    if steps is not None and behind > INLINE_BYTES and _quick_allowed(layout):
+        from store.state import background, quickread
+
+        background.start(layout)
+        return quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS)
+    loaded = _caught_up(layout, base)
+    if loaded.changed and save:
+        _save_if_current(layout, loaded)
     return loaded
 
 
-def _size(layout: Layout) -> int:
+def _quick_allowed(layout: Layout) -> bool:
+    """Quick reads need someone to finish the snapshot: a background process, or nobody when the
+    folder cannot be written anyway (then every reader reads quickly)."""
+    from store.state import background
+
+    return background.available() or not os.access(str(layout.root), os.W_OK)
+
+
+def _caught_up(layout: Layout, base: Optional[Snapshot]) -> Loaded:
+    if base is not None:
+        before = base.offset
+        try:
+            torn = snapshot.catch_up(base, layout.ledger, before)
+            return Loaded(base, torn, base.offset != before)
+        except LedgerError:
+            pass
+    return snapshot.rebuild(layout.ledger)
+
+
+def _save_if_current(layout: Layout, loaded: Loaded) -> None:
     try:
-        return layout.ledger.stat().st_size
-    except FileNotFoundError:
-        return 0
+        with durable.locked(layout.lock):
+            # save what was just built unless a writer moved the ledger on meanwhile
+            if snapshot.ledger_size(layout.ledger) == loaded.snapshot.offset + loaded.torn:
+                effects.flush(layout, loaded.snapshot)
+                durable.atomic_write(layout.snapshot, loaded.snapshot.to_bytes(), sync=False)
+    except OSError:
+        pass  # a read-only or full store still answers; the snapshot is only a cache
 
 
-def _repair_tail(layout: Layout) -> Optional[Dict[str, Any]]:
-    """Make the ledger end on a complete line; return its last record (None when empty)."""
+def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]:
+    """Make the ledger end on a complete line; return its last record (None when empty). The torn
+    bytes go to torn.log when it can be written; on a full or read-only disk they are dropped
+    (a torn line was never acknowledged) and a warning says so."""
     try:
         tail = read_tail(layout.ledger)
     except LedgerError as exc:
-        raise BatonError(f"{layout.ledger}: the last line is corrupt ({exc}); run `baton verify`", CHECK) from None
+        raise BatonError(f"{layout.ledger}: the last line is not a valid record ({exc}); {REPAIR_HINT}",
+                         CHECK) from None
     if not tail.torn:
         return tail.last
     try:  # killed just before the newline: the record itself is whole
@@ -131,64 +193,114 @@ def _repair_tail(layout: Layout) -> Optional[Dict[str, Any]]:
     except LedgerError:
         pass
     entry = {"ts": now_iso(), "offset": tail.complete_size, "bytes": tail.torn.decode("latin-1")}
-    durable.append_line(layout.torn, json.dumps(entry).encode("ascii") + b"\n", sync=False)
+    try:
+        durable.append_line(layout.torn, json.dumps(entry).encode("ascii") + b"\n", sync=False)
+    except OSError as exc:
+        if not unwritable(exc):
+            raise
+        warnings.append(f"a torn line ({len(tail.torn)} bytes left by a killed writer, never acknowledged) "
+                        f"was dropped without a copy: {describe(exc, layout.torn)}")
     os.truncate(layout.ledger, tail.complete_size)
     return tail.last
 
 
-def _attempt(snap: Snapshot, step: str, status: str) -> int:
-    prior = snap.steps.get(step)
-    if prior is None:
-        return 1
-    number = int(prior.get("attempt") or 1)
-    if status not in STATUSES:
-        return number
-    return number if prior.get("status") == "running" else number + 1
-
-
-def fields(snap: Snapshot, step: str, status: str, note: str, extra: Dict[str, Any]) -> Dict[str, Any]:
+def fields(snap: Snapshot, step: str, status: str, note: str, extra: Mapping[str, Any]) -> Dict[str, Any]:
     """The fields of a new record (all but seq, prev and hash) on the state ``snap``."""
-    return {
-        "ts": now_iso(),
-        "step": step,
-        "status": status,
-        "note": cap_note(note),
-        "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
-        "attempt": _attempt(snap, step, status),
-        **extra,
-    }
+    return {"ts": now_iso(), "step": step, "status": status, "note": cap_note(note),
+            "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""), "attempt": attempts.number(snap, step, status),
+            **extra}
 
 
-def append(layout: Layout, step: str, status: str, note: str = "", **extra: Any) -> Dict[str, Any]:
-    """Append one record and return it. The caller has validated ``step`` and ``status``. With a
-    database that cannot be reached, the record is queued and returned with ``queued: True``."""
+def commit(layout: Layout, step: str, status: str, note: str = "", extra: Optional[Mapping[str, Any]] = None,
+           steps: Optional[Sequence[str]] = None, retry_check: bool = True, sync: Optional[bool] = None,
+           guard: Optional[Callable[[Snapshot], None]] = None) -> Committed:
+    """Append one record (unless it is a retry); the caller has validated ``step`` and ``status``.
+    ``steps``: the plan's steps, for the state returned; a ledger far ahead of its snapshot is then
+    read quickly for them (for ``step`` alone when not given) and rebuilt aside. ``sync`` overrides
+    ``BATON_FSYNC`` (``baton once`` always makes its records durable); ``guard`` sees the whole
+    current state inside the lock (a database's transaction) and may raise to append nothing. With
+    a database that cannot be reached, a record without a guard is queued in the clone."""
+    chosen: Chosen = (step, status, note, dict(extra or {}))
+
+    def choose(snap: Snapshot) -> Chosen:
+        if guard is not None:
+            guard(snap)
+        return chosen
+
+    done = commit_if(layout, choose, steps=steps if steps is not None else [step], whole=guard is not None,
+                     retry_check=retry_check, sync=sync, queue=chosen if guard is None else None)
+    assert done is not None, "a record known in advance is always appended (or found as a retry)"
+    return done
+
+
+def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], steps: Optional[Sequence[str]] = None,
+              whole: bool = True, retry_check: bool = True, sync: Optional[bool] = None,
+              queue: Optional[Chosen] = None, take: Optional[Take] = None) -> Optional[Committed]:
+    """Append the record ``choose(state)`` names under the ledger's lock, ``None`` when it names
+    none. ``whole``: ``choose`` judges the whole state, never a quick partial one. With a database,
+    ``take`` makes it a claim the database decides (see :class:`Take`), and ``queue`` is the record
+    kept in the clone's queue while the server cannot be reached (none: a clear error instead)."""
     remote = shared()
     if remote is not None:
-        written: Dict[str, Any] = remote.append(layout, (step, status, note, extra), fields)
-        return written
-    record = append_if(layout, lambda snap: (step, status, note, extra))
-    assert record is not None
-    return record
+        done = remote.commit(layout, choose, fields, retry_check, queue, take)
+        return Committed(*done) if done is not None else None
+    warnings: List[str] = []
+    try:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        with durable.locked(layout.lock):
+            last = repair_tail(layout, warnings)
+            if whole:
+                loaded = _caught_up(layout, snapshot.read_saved(layout.snapshot, layout.ledger))
+            else:
+                loaded = read_state(layout, save=False, steps=steps)
+            snap = loaded.snapshot
+            if last is not None and snap.seq != last["seq"]:
+                loaded = snapshot.rebuild(layout.ledger)
+                snap = loaded.snapshot
+            picked = choose(snap)
+            if picked is None:
+                return None
+            new = fields(snap, *picked)
+            earlier = attempts.retry_of(snap, new) if retry_check else None
+            if earlier is not None:
+                return Committed(earlier, loaded, True, warnings)
+            seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
+            record = seal(new, seq, prev)
+            line = format_line(record)
+            end = durable.append_line(layout.ledger, line, sync=fsync_enabled() if sync is None else sync,
+                                      rollback=True)
+            # committed: nothing below may turn this into a failure
+            snap.apply(record, end, end - len(line))
+            snap.mark_end(line)
+            if not loaded.partial:
+                _save_after_append(layout, snap, warnings)
+    except OSError as exc:
+        raise BatonError(f"cannot record: {describe(exc, layout.ledger)}; nothing was recorded", USAGE) from None
+    return Committed(record, Loaded(snap, 0, False, loaded.partial, loaded.unresolved), False, warnings)
 
 
-def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]]) -> Optional[Dict[str, Any]]:
-    """Under the ledger's lock, ``choose(snapshot)`` names the record to append, or ``None`` for
-    none; the record appended is returned (the file store: a database decides in a transaction)."""
-    layout.root.mkdir(parents=True, exist_ok=True)
-    with durable.locked(layout.lock):
-        last = _repair_tail(layout)
-        snap = snapshot.load(layout.snapshot, layout.ledger).snapshot
-        if last is not None and snap.seq != last["seq"]:
-            snap = snapshot.rebuild(layout.ledger).snapshot
-        chosen = choose(snap)
-        if chosen is None:
-            return None
-        seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
-        record = seal(fields(snap, *chosen), seq, prev)
-        end = durable.append_line(layout.ledger, format_line(record), sync=fsync_enabled())
-        snap.apply(record, end)
+def _save_after_append(layout: Layout, snap: Snapshot, warnings: List[str]) -> None:
+    try:
+        effects.flush(layout, snap)
         durable.atomic_write(layout.snapshot, snap.to_bytes(), sync=False)
-    return record
+    except Exception as exc:  # noqa: BLE001 - the record is committed; the snapshot is only a cache
+        cause = describe(exc, layout.snapshot) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        warnings.append(f"recorded, but the snapshot could not be saved ({cause}); it is rebuilt from the "
+                        "ledger on the next read")
+
+
+def append(layout: Layout, step: str, status: str, note: str = "", sync: Optional[bool] = None,
+           guard: Optional[Callable[[Snapshot], None]] = None, **extra: Any) -> Dict[str, Any]:
+    """Append one record and return it (see :func:`commit`, which also returns its warnings)."""
+    return commit(layout, step, status, note, extra, sync=sync, guard=guard).record
+
+
+def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]],
+              take: Optional[Take] = None) -> Optional[Dict[str, Any]]:
+    """The record ``choose(whole state)`` names, appended (``None`` when it names none); see
+    :func:`commit_if`. Never a retry and never queued: what it appends depends on the state."""
+    done = commit_if(layout, choose, retry_check=False, take=take)
+    return done.record if done is not None else None
 
 
 def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
@@ -199,32 +311,17 @@ def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], byte
     return read_last(layout.ledger, count)
 
 
-class Verdict(Frozen):
-    __slots__ = ("records", "last_hash", "torn", "problem")
-
-    def __init__(self, records: int, last_hash: str, torn: int, problem: str) -> None:
-        self.records, self.last_hash, self.torn = records, last_hash, torn
-        self.problem = problem  # empty when the chain is intact
-
-
 def verify(layout: Layout) -> Verdict:
-    """Walk the whole ledger (the one full read baton does) and name the first bad line."""
+    """Walk the whole ledger (or the database's records) and name the first bad line."""
+    from store.state import chain
+
     remote = shared()
-    return verify_lines(remote.lines(layout) if remote else iter_lines(layout.ledger))
+    return chain.verify_lines(remote.lines(layout)) if remote is not None else chain.verify(layout.ledger)
 
 
 def verify_lines(lines: Iterator[Tuple[int, bytes, bool]]) -> Verdict:
-    """Walk ``(offset, line, complete)`` in order and name the first bad line."""
-    prev: Optional[Dict[str, Any]] = None
-    count, line_no = 0, 0
-    for _, raw, complete in lines:
-        line_no += 1
-        if not complete:
-            return Verdict(count, prev["hash"] if prev else GENESIS, len(raw), "")
-        try:
-            record = parse_line(raw)
-            check_link(record, prev)
-        except LedgerError as exc:
-            return Verdict(count, prev["hash"] if prev else GENESIS, 0, f"line {line_no}: {exc}")
-        prev, count = record, count + 1
-    return Verdict(count, prev["hash"] if prev else GENESIS, 0, "")
+    """Walk ``(offset, line, complete)`` in order and name the first bad line (``store push`` and
+    ``pull`` check both sides with it)."""
+    from store.state import chain
+
+    return chain.verify_lines(lines)

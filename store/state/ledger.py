@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 from store.base.values import Frozen
+from store.state.sealing import one_sha256, sealed_intact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -35,13 +36,15 @@ def canonical(record: Dict[str, Any]) -> bytes:
 
 def chain_hash(record: Dict[str, Any]) -> str:
     body = {k: v for k, v in record.items() if k != "hash"}
-    from hashlib import sha256  # here: only hashing needs it, and hooks that never hash start faster
-
-    return sha256(canonical(body)).hexdigest()[:32]
+    return one_sha256(canonical(body))[:32]
 
 
 def seal(fields: Dict[str, Any], seq: int, prev: str) -> Dict[str, Any]:
-    """Return ``fields`` as record number ``seq`` chained to ``prev``, with its own hash."""
+    """Return ``fields`` as record number ``seq`` chained to ``prev``, with its own hash. Every sealed
+    record has the required fields, so a line whose bytes match its hash is a whole record."""
+    missing = [k for k in REQUIRED[1:4] if k not in fields]
+    if missing:
+        raise LedgerError(f"cannot seal a record without {', '.join(missing)}")
     record: Dict[str, Any] = {"seq": seq, **{k: v for k, v in fields.items() if k not in ("seq", "prev", "hash")}}
     record["prev"] = prev
     record["hash"] = chain_hash(record)
@@ -65,7 +68,8 @@ def parse_line(raw: bytes) -> Dict[str, Any]:
         raise LedgerError(f"missing field(s) {', '.join(missing)}")
     if not isinstance(record["seq"], int) or not isinstance(record["hash"], str):
         raise LedgerError("seq or hash has the wrong type")
-    if chain_hash(record) != record["hash"]:
+    if not (sealed_intact(raw) and record["hash"].encode("ascii") == raw[-34:-2]) \
+            and chain_hash(record) != record["hash"]:
         raise LedgerError("hash does not match the content (edited by hand?)")
     return record
 
@@ -81,58 +85,122 @@ class Tail(Frozen):
         self.torn = torn  # bytes after the last newline (empty when the file ends cleanly)
 
 
-def _read_end(path: Path, newlines: int) -> Optional[Tuple[bytes, int, int]]:
-    """(the file's last bytes holding at least ``newlines`` newlines or all of it, the offset where
-    they start, the file size), read backwards in chunks; ``None`` when the file does not exist."""
+def _open(path: Path) -> Optional[int]:
     try:
-        fd = os.open(str(path), os.O_RDONLY)
+        return os.open(str(path), os.O_RDONLY)
     except FileNotFoundError:
         return None
-    try:
-        size = os.fstat(fd).st_size
-        buf, pos = b"", size
-        while pos > 0 and buf.count(b"\n") < newlines:
-            step = min(TAIL_CHUNK, pos)
-            pos -= step
-            buf = os.pread(fd, step, pos) + buf
-    finally:
-        os.close(fd)
-    return buf, pos, size
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming ``path`` (a read of an open descriptor fails without a file name)."""
+    if exc.filename is None:
+        exc.filename = str(path)
+    return exc
+
+
+def _start_of_last(fd: int, end: int, count: int) -> int:
+    """Offset where the last ``count`` lines before ``end`` start (``end`` is just after a newline,
+    or 0), reading backwards in chunks and counting newlines: linear in the bytes it reads."""
+    if count <= 0:
+        return end
+    pos, seen = end - 1, 0  # the newline ending the last line is not a line start
+    while pos > 0:
+        low = max(0, pos - TAIL_CHUNK)
+        chunk = os.pread(fd, pos - low, low)
+        found = chunk.count(b"\n")
+        if seen + found >= count:
+            at = len(chunk)
+            for _ in range(count - seen):
+                at = chunk.rfind(b"\n", 0, at)
+            return low + at + 1
+        seen, pos = seen + found, low
+    return 0
+
+
+def lines_backwards(fd: int, start: int, end: int) -> Iterator[Tuple[int, bytes]]:
+    """``(offset, line without newline)`` of the complete lines in ``[start, end)``, newest first;
+    ``start`` is a line start and ``end`` just after a newline. Reads backwards in chunks."""
+    cut, span = end, TAIL_CHUNK
+    while cut > start:
+        low = max(start, cut - span)
+        lines = os.pread(fd, cut - low, low).split(b"\n")[:-1]
+        first = 0 if low == start else 1  # above ``start`` the first piece may begin before ``low``
+        if first >= len(lines):
+            span *= 2  # one line longer than the span: read further back
+            continue
+        at = cut
+        for raw in reversed(lines[first:]):
+            at -= len(raw) + 1
+            yield at, raw
+        cut, span = at, TAIL_CHUNK
+
+
+def complete_end(fd: int, size: int, start: int = 0) -> int:
+    """Just after the last newline at or after ``start`` (``start`` when there is none): where a
+    torn tail begins."""
+    pos = size
+    while pos > start:
+        low = max(start, pos - TAIL_CHUNK)
+        at = os.pread(fd, pos - low, low).rfind(b"\n")
+        if at >= 0:
+            return low + at + 1
+        pos = low
+    return start
 
 
 def read_tail(path: Path) -> Tail:
     """Read only the end of the file: cost independent of the ledger's length."""
-    end = _read_end(path, 2)  # two newlines isolate the last complete line
-    if end is None:
+    fd = _open(path)
+    if fd is None:
         return Tail(None, 0, b"")
-    buf, _, size = end
-    last_nl = buf.rfind(b"\n")
-    torn = buf[last_nl + 1:]
-    body = buf[: last_nl + 1]
-    complete_size = size - len(torn)
-    if not body.strip():
-        return Tail(None, complete_size, torn)
-    start = body.rfind(b"\n", 0, len(body) - 1) + 1
-    return Tail(parse_line(body[start:-1]), complete_size, torn)
+    try:
+        size = os.fstat(fd).st_size
+        end = complete_end(fd, size)
+        torn = os.pread(fd, size - end, end) if size > end else b""
+        start = _start_of_last(fd, end, 1)
+        last = os.pread(fd, end - 1 - start, start) if end else b""
+    except OSError as exc:
+        raise _named(exc, path) from None
+    finally:
+        os.close(fd)
+    if not last.strip():
+        return Tail(None, end, torn)
+    return Tail(parse_line(last), end, torn)
+
+
+def last_lines(path: Path, count: int) -> Tuple[int, int, bytes]:
+    """(where the last ``count`` complete lines start, where they end, the torn tail after them)."""
+    fd = _open(path)
+    if fd is None:
+        return 0, 0, b""
+    try:
+        size = os.fstat(fd).st_size
+        end = complete_end(fd, size)
+        torn = os.pread(fd, size - end, end) if size > end else b""
+        return _start_of_last(fd, end, count), end, torn
+    except OSError as exc:
+        raise _named(exc, path) from None
+    finally:
+        os.close(fd)
+
+
+def iter_records(path: Path, start: int, end: int) -> Iterator[Dict[str, Any]]:
+    """The records of the complete lines between ``start`` and ``end``, streaming; lines that are
+    not valid records are skipped (``verify`` names them)."""
+    for offset, raw, complete in iter_lines(path, start):
+        if offset >= end or not complete:
+            return
+        try:
+            yield parse_line(raw)
+        except LedgerError:
+            continue
 
 
 def read_last(path: Path, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
     """The last ``count`` complete records (oldest first) and the torn tail, reading backwards."""
-    end = _read_end(path, count + 2)
-    if end is None:
-        return [], b""
-    buf, pos, _ = end
-    last_nl = buf.rfind(b"\n")
-    torn, lines = buf[last_nl + 1:], buf[: last_nl + 1].split(b"\n")[:-1]
-    if pos > 0:
-        lines = lines[1:]  # the first piece may start mid-line
-    records = []
-    for raw in lines[-count:] if count > 0 else []:
-        try:
-            records.append(parse_line(raw))
-        except LedgerError:
-            continue  # verify names bad lines; readers keep going
-    return records, torn
+    start, end, torn = last_lines(path, count)
+    return (list(iter_records(path, start, end)) if count > 0 else []), torn
 
 
 def iter_lines(path: Path, start: int = 0) -> Iterator[Tuple[int, bytes, bool]]:
@@ -159,3 +227,30 @@ def check_link(record: Dict[str, Any], prev: Optional[Dict[str, Any]]) -> None:
                           "(a line before it was changed, removed or reordered)")
     if record["seq"] != want_seq:
         raise LedgerError(f"seq is {record['seq']}, expected {want_seq} (lines removed or reordered)")
+
+
+def read_at(path: Path, offset: int, limit: int = 16 * 1024 * 1024) -> Optional[Dict[str, Any]]:
+    """The record whose line starts at byte ``offset`` (found through the snapshot, so one read,
+    not a scan); ``None`` when there is no complete, valid line there."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        if offset > 0 and os.pread(fd, 1, offset - 1) != b"\n":
+            return None  # not the start of a line: the index does not match this ledger
+        buf = b""
+        while b"\n" not in buf and len(buf) < limit:
+            chunk = os.pread(fd, TAIL_CHUNK, offset + len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+    finally:
+        os.close(fd)
+    end = buf.find(b"\n")
+    if end < 0:
+        return None
+    try:
+        return parse_line(buf[:end])
+    except LedgerError:
+        return None

@@ -19,7 +19,7 @@ from store.backend.driver import Unreachable
 from store.backend.local import Local
 from store.backend.postgres import Built, SharedJob
 from store.state import claims
-from store.state.snapshot import Loaded, Snapshot
+from store.state.snapshot import VERSION, Loaded, Snapshot, key_digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -44,6 +44,11 @@ class SharedLoaded(Loaded):
         super().__init__(snapshot, 0, False)
         self.leases, self.problem, self.queued = leases, problem, queued
         self.fetched, self.since = fetched, since  # when the copy was read; since when the server is unreachable
+
+
+def current(cache: Dict[str, Any]) -> bool:
+    """True when the copy holds a snapshot this version of baton reads (an older one is read again)."""
+    return "snapshot" in cache and cache.get("version") == VERSION
 
 
 def copy_will_do(layout: Layout, cache: Dict[str, Any], worker: str) -> bool:
@@ -97,12 +102,26 @@ def refresh_running(layout: Layout) -> bool:
 
 
 def fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:
-    return {"job": name, "fetched": time.time(), "snapshot": snap.to_bytes().decode("ascii"), "leases": leases_of(job)}
+    return {"job": name, "fetched": time.time(), "version": VERSION, "snapshot": snap.to_bytes().decode("ascii"),
+            "leases": leases_of(job)}
 
 
 def leases_of(job: SharedJob) -> List[Dict[str, Any]]:
     return [{"step": lease.step, "worker": lease.worker, "age": lease.age, "idle": lease.idle}
             for lease in job.leases()]
+
+
+def fold(snap: Snapshot, record: Dict[str, Any]) -> None:
+    """Apply ``record`` to ``snap`` with its ``seq`` as its place (a database has no byte offsets):
+    what the file store keeps as an offset into ``steps.jsonl`` (a checkpoint's record, a
+    ``baton once`` key's latest record) is left out, as a quick partial read leaves it out."""
+    snap.apply(record, int(record["seq"]), start=0)
+    step = snap.steps.get(str(record.get("step", "")))
+    if step is not None and step.get("seq") == record.get("seq"):
+        step.pop("at", None)
+    key = record.get("key")
+    if isinstance(key, str):
+        snap.once_pending.pop(key_digest(key), None)
 
 
 def from_copy(cache: Dict[str, Any], local: Local) -> SharedLoaded:
@@ -113,7 +132,7 @@ def from_copy(cache: Dict[str, Any], local: Local) -> SharedLoaded:
     for number, entry in enumerate(queued, 1):  # acknowledged, so shown as done, though not yet in the chain
         record = {"seq": snap.seq + number, "hash": "queued", "prev": "queued", "ts": entry["extra"].get("ts", ""),
                   "step": entry["step"], "status": entry["status"], "note": entry["note"], **entry["extra"]}
-        snap.apply(record, snap.offset)
+        fold(snap, record)
     fetched = float(cache.get("fetched", 0))
     late = max(0.0, time.time() - fetched) if fetched else 0.0
     leases = [dict(lease, idle=float(lease.get("idle", 0)) + late, age=float(lease.get("age", 0)) + late)
@@ -127,7 +146,7 @@ def after_write(local: Local, job: SharedJob, built: Built) -> None:
     if not built.snapshot:  # a record written before: the cache is refreshed by the next read
         return
     cache = local.read_cache()
-    cache.update(job=job.name, fetched=time.time(), snapshot=built.snapshot)
+    cache.update(job=job.name, fetched=time.time(), version=VERSION, snapshot=built.snapshot)
     for key in ("error", "failed", "since"):
         cache.pop(key, None)
     if built.status in claims.SYSTEM or built.status in claims.ENDS:

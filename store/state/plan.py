@@ -2,8 +2,10 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``, ``needs``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
-mistake raises :class:`PlanError` with one line naming the file, the step and the field.
+``approval``, ``validate``, ``skippable``, the checkpoint fields ``inputs``, ``artifacts``,
+``rerun``, and ``needs``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds
+are validated in ``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with
+one line naming the file, the step and the field.
 """
 
 from __future__ import annotations
@@ -12,18 +14,20 @@ import json
 import math
 from pathlib import Path
 
-from store.base.errors import USAGE, BatonError
+from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
+from store.state.rules import Rule, RuleError, parse_rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "needs")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
-RULE_FIELDS = ("id", "deny_bash", "reason")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+               "artifacts", "rerun", "needs")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
+RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
 LIMITS: Dict[str, str] = {
@@ -37,6 +41,7 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "external_ops": "operations that leave the machine in the whole job (`baton once` results and outgoing calls)",
     "lease_minutes": "minutes without a worker's activity before its claimed step may be claimed again",
 }
 FLOAT_LIMITS = ("cost_usd", "wall_minutes", "lease_minutes")
@@ -49,28 +54,24 @@ class PlanError(BatonError):
         super().__init__(message, USAGE)
 
 
-class Rule(Frozen):
-    """A job-wide invariant: Bash commands matching ``deny_bash`` are refused."""
-
-    __slots__ = ("deny_bash", "reason", "id")
-
-    def __init__(self, deny_bash: str, reason: str = "", id: str = "") -> None:
-        self.deny_bash, self.reason, self.id = deny_bash, reason, id
-
-
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"; ``None`` for
     ``needs`` means "needs the step before it" (see :meth:`Plan.needs_of`)."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "needs")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+                 "artifacts", "rerun", "needs")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None, needs: Optional[Tuple[str, ...]] = None) -> None:
+                 validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
+                 artifacts: Tuple[str, ...] = (), rerun: str = "skip", needs: Optional[Tuple[str, ...]] = None) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
-        self.approval, self.validate, self.needs = approval, validate, needs
+        self.approval, self.validate = approval, validate
+        self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
+        self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
+        self.needs = needs
 
     @property
     def needs_approval(self) -> bool:
@@ -79,12 +80,14 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
-                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json") -> None:
+                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
+                 effects: Tuple[str, ...] = ()) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
+        self.effects = effects  # command patterns that may run only through `baton once`
 
     @property
     def ids(self) -> Tuple[str, ...]:
@@ -179,11 +182,19 @@ def _step(raw: Any, index: int, source: str) -> Step:
     validate = raw.get("validate")
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
+    skippable = raw.get("skippable", False)
+    if not isinstance(skippable, bool):
+        raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash", "needs")}
     needs = lists["needs"]
     if needs is not None and len(set(needs)) != len(needs):
         raise PlanError(f"{at('needs')}: names a step twice")
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, needs)
+    inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
+    rerun = raw.get("rerun", "skip")
+    if rerun not in RERUN:
+        raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable,
+                inputs, artifacts, rerun, needs)
 
 
 def _check_needs(plan: Plan, source: str) -> None:
@@ -238,22 +249,10 @@ def _limits(raw: Any, source: str) -> Dict[str, float]:
 
 
 def _rules(raw: Any, source: str) -> Tuple[Rule, ...]:
-    if not isinstance(raw, list):
-        raise PlanError(f"{source}: field 'rules': expected a list, got {_kind(raw)}")
-    rules = []
-    for i, item in enumerate(raw):
-        where = f"{source}: rule {i + 1}"
-        if not isinstance(item, dict):
-            raise PlanError(f"{where}: expected an object, got {_kind(item)}")
-        _only_known(item, RULE_FIELDS, lambda key, where=where: f"{where}: field {key!r}")  # type: ignore[misc]
-        pattern = item.get("deny_bash")
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise PlanError(f"{where}: field 'deny_bash': expected a non-empty command pattern")
-        reason, rid = item.get("reason", ""), item.get("id", "")
-        if not isinstance(reason, str) or not isinstance(rid, str):
-            raise PlanError(f"{where}: fields 'reason' and 'id' must be strings")
-        rules.append(Rule(pattern, reason, rid))
-    return tuple(rules)
+    try:
+        return parse_rules(raw, source)
+    except RuleError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def parse_plan(data: Any, source: str = "plan.json") -> Plan:
@@ -276,7 +275,8 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
-    plan = Plan(steps, job, limits, protect, rules, source)
+    effects = _strings(data["effects"], f"{source}: field 'effects'") if "effects" in data else ()
+    plan = Plan(steps, job, limits, protect, rules, source, effects)
     if plan.parallel:
         _check_needs(plan, source)
     return plan
@@ -289,14 +289,36 @@ def load_plan(path: Path) -> Plan:
     except FileNotFoundError:
         raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
             from None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise PlanError(f"{path}: cannot read the plan: {describe(exc)}") from None
+    except UnicodeDecodeError as exc:
         raise PlanError(f"{path}: cannot read the plan: {exc}") from None
     return parse_text(text, str(path))
 
 
+class DuplicateKey(ValueError):
+    """A JSON object names the same key twice (``json`` would keep the last one silently)."""
+
+
+def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
+    data = dict(pairs)
+    if len(data) == len(pairs):
+        return data
+    seen: Set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            break
+        seen.add(key)
+    owner = data.get("id")
+    where = f" in the object with id {owner!r}" if isinstance(owner, str) else ""
+    raise DuplicateKey(f"duplicate key {key!r}{where} (a key may appear once in an object)")
+
+
 def parse_text(text: str, source: str) -> Plan:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
+    except DuplicateKey as exc:
+        raise PlanError(f"{source}: {exc}") from None
     except json.JSONDecodeError as exc:
         raise PlanError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:  # an integer too long to convert, nesting too deep

@@ -5,7 +5,14 @@ back), claims, and the chain for ``verify``.
 The records are sealed and the snapshot folded here, exactly as for ``steps.jsonl``, and handed
 to ``store.backend.postgres`` as lines; so a record has the same bytes and hash in either store.
 Hooks that only read may answer from the clone's copy (``store.state.mirror``); every other
-reader, and every writer, asks the server.
+reader, and every writer, asks the server. Every write comes through ``journal.commit_if``, as
+the file store's do: the transaction's commit is the commit point, a retry adds nothing, a guard
+judges the state in the transaction, and nothing after the commit turns it into a failure.
+
+A record's place in a database is its ``seq``, not a byte offset: what the file store finds by
+offset in ``steps.jsonl`` (the ``baton once`` index, a checkpoint's record for CHANGED and STALE)
+is left out of these snapshots, so ``baton once`` refuses to run here and ``verify --artifacts``
+has nothing to check (README: "What is guaranteed").
 """
 
 from __future__ import annotations
@@ -18,20 +25,29 @@ from store.backend import choice
 from store.backend.driver import Unreachable
 from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
-from store.base.errors import USAGE, BatonError
-from store.state import claims, mirror
+from store.base.errors import USAGE, BatonError, describe
+from store.state import attempts, claims, mirror
 from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal
+from store.state.mirror import fold
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Protocol, Sequence, Tuple
 
     from store.state.location import Layout
+    from store.state.snapshot import Loaded
 
     Chosen = Tuple[str, str, str, Dict[str, Any]]
-    Fields = Callable[[Snapshot, str, str, str, Dict[str, Any]], Dict[str, Any]]
+    Fields = Callable[[Snapshot, str, str, str, Mapping[str, Any]], Dict[str, Any]]
+    Choose = Callable[[Snapshot], Optional[Chosen]]
+    Committed = Tuple[Dict[str, Any], Loaded, bool, List[str]]  # journal.Committed's fields
 
+    class Take(Protocol):  # journal.Take
+        worker: str
+        lease_seconds: float
+        names: Callable[[Snapshot], Sequence[str]]
+        pick: Callable[[Snapshot, str], Optional[Chosen]]
 
 
 def job_name(layout: Layout, override: str = "") -> str:
@@ -88,14 +104,14 @@ def rebuild(job: SharedJob, head: Head) -> Snapshot:
         except (LedgerError, UnicodeEncodeError) as exc:
             snap.problems = (snap.problems + [f"record {seq}: {exc}"])[-5:]
             continue
-        snap.apply(record, seq)
+        fold(snap, record)
         prev = record
     return snap
 
 
 def _built(snap: Snapshot, head: Head, fields: Dict[str, Any]) -> Built:
     record = seal(fields, head.seq + 1, head.hash)
-    snap.apply(record, record["seq"])
+    fold(snap, record)
     return Built(canonical(record).decode("ascii"), record["seq"], record["hash"], str(record.get("step", "")),
                  str(record.get("status", "")), str(record.get("worker") or ""), snap.to_bytes().decode("ascii"))
 
@@ -123,7 +139,7 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
     cache = local.read_cache()
     if cache.get("job") != name:
         cache = {}
-    if not fresh and "snapshot" in cache and not local.has_queue() and mirror.copy_will_do(layout, cache, worker):
+    if not fresh and mirror.current(cache) and not local.has_queue() and mirror.copy_will_do(layout, cache, worker):
         return mirror.from_copy(cache, local)
     job = SharedJob(_database().conninfo, name)
     try:
@@ -162,25 +178,82 @@ def last_records(layout: Layout, count: int) -> List[Dict[str, Any]]:
 # ------------------------------------------------------------------ writing
 
 
-def append(layout: Layout, chosen: Chosen, make_fields: Fields) -> Dict[str, Any]:
-    """Write one record (after any queued ones); while the server is unreachable, queue it."""
-    step, status, note, extra = chosen
+def commit(layout: Layout, choose: Choose, make_fields: Fields, retry_check: bool, queue: Optional[Chosen],
+           take: Optional[Take]) -> Optional[Committed]:
+    """``journal.commit_if`` for a job in the database: the record ``choose`` names on the state in
+    the transaction, appended after any queued ones (see the journal for the arguments). While the
+    server is unreachable, ``queue`` (a record that judges nothing) is kept in the clone's queue
+    and returned with ``queued: True``; anything else is a clear error, and nothing is written.
+    Returns what ``journal.Committed`` holds: the record, the state, whether it was a retry, warnings."""
     local = Local(layout.root)
     job = open_job(layout)
-    frozen = {"ts": extra.get("ts") or _now(), "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""), **extra}
-    entry: Dict[str, Any] = {"id": new_id(), "job": job.name, "step": step, "status": status, "note": note,
-                             "extra": frozen}
+    if take is not None:
+        return _claim(layout, job, local, take, make_fields)
+    frozen = _frozen(queue) if queue is not None else None  # the same record now or when replayed
+    write_id, earlier = new_id(), []
+
+    def make(head: Head) -> Optional[Built]:
+        snap = snapshot_of(job, head)
+        picked = choose(snap)  # a guard judges the state locked in this transaction
+        if picked is None:
+            return None
+        new = make_fields(snap, *(frozen or picked))
+        found = attempts.retry_of(snap, new) if retry_check else None
+        if found is not None:
+            earlier.append((found, snap))
+            return None
+        return _built(snap, head, new)
+
     try:
         replay(layout, job, local, make_fields)
-        built = job.append(step, _maker(job, (step, status, note, frozen), make_fields), entry["id"],
-                           claim_row=_touches_claim(status))
+        step = frozen[0] if frozen is not None else ""
+        built = job.append(step, make, write_id, claim_row=frozen is not None and _touches_claim(frozen[1]))
     except Unreachable as exc:
-        local.enqueue(entry)  # acknowledged once it is here; replayed in order, at most once
-        local.note_failure(local.read_cache() or {"job": job.name}, exc.cause)
-        return {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **frozen}
-    assert built is not None, "an append always builds a record"
-    mirror.after_write(local, job, built)
-    return _record(built)
+        if frozen is None:
+            raise BatonError(f"cannot record: {exc}; nothing was recorded (this record is checked against the "
+                             "job's state, so it is not queued)", exc.code) from None
+        return _queued(layout, local, job, frozen, write_id, exc.cause)
+    if built is None:
+        if earlier:
+            found, snap = earlier[0]
+            return found, mirror.SharedLoaded(snap, [], "", 0, 0.0), True, []
+        return None
+    # committed: nothing below may turn this into a failure
+    warnings = _after_commit(local, job, built)
+    return _record(built), mirror.from_copy(local.read_cache(), local), False, warnings
+
+
+def _frozen(chosen: Chosen) -> Chosen:
+    step, status, note, extra = chosen
+    return step, status, note, {"ts": extra.get("ts") or _now(), "session": os.environ.get("CLAUDE_CODE_SESSION_ID",
+                                                                                            ""), **extra}
+
+
+def _queued(layout: Layout, local: Local, job: SharedJob, frozen: Chosen, write_id: str, cause: str) -> Committed:
+    """Keep ``frozen`` in the clone's queue (acknowledged once it is there, fsynced); its write id
+    lets a replay find it when the lost answer was a commit after all, so it is written once."""
+    step, status, note, extra = frozen
+    entry: Dict[str, Any] = {"id": write_id, "job": job.name, "step": step, "status": status, "note": note,
+                             "extra": extra}
+    try:
+        local.enqueue(entry)
+    except OSError as exc:
+        raise BatonError(f"cannot record: the job's database cannot be reached ({cause}) and the local queue "
+                         f"cannot be written: {describe(exc, local.queue_path)}; nothing was recorded", USAGE) from None
+    cache = local.note_failure(local.read_cache() or {"job": job.name}, cause)
+    record = {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **extra}
+    warning = (f"the job's database cannot be reached ({cause}): the record is kept in {local.queue_path} and "
+               "written, in order, when it is back")
+    return record, mirror.from_copy(cache, local), False, [warning]
+
+
+def _after_commit(local: Local, job: SharedJob, built: Built) -> List[str]:
+    try:
+        mirror.after_write(local, job, built)
+    except Exception as exc:  # noqa: BLE001 - the record is committed; the copy is only a cache
+        return [f"recorded, but the clone's copy could not be updated ({type(exc).__name__}: {exc}); it is read "
+                "again from the database on the next read"]
+    return []
 
 
 def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) -> int:
@@ -209,34 +282,32 @@ def renew(layout: Layout, worker: str) -> None:
     open_job(layout).renew(worker)
 
 
-def claim(layout: Layout, worker: str, lease_seconds: float, candidates: Callable[[Snapshot], Sequence[str]],
-          choose: Callable[[Snapshot, str], Optional[Chosen]], make_fields: Fields) -> Optional[Dict[str, Any]]:
-    """Claim the first of ``candidates(snapshot)`` nobody live holds, taken with SKIP LOCKED; the
-    record ``choose`` names for it (``None``: the step is no longer claimable) is appended in the
-    same transaction. Claims are never queued: without the server nothing can be claimed."""
-    local = Local(layout.root)
-    job = open_job(layout)
+def _claim(layout: Layout, job: SharedJob, local: Local, take: Take, make_fields: Fields) -> Optional[Committed]:
+    """Claim the first of ``take.names(snapshot)`` nobody live holds, taken with SKIP LOCKED; the
+    record ``take.pick`` names for it (``None``: the step is no longer claimable) is appended in
+    the same transaction. Claims are never queued: without the server nothing can be claimed
+    (:class:`Unreachable`, a clear error)."""
     replay(layout, job, local, make_fields)
     lost: List[bool] = []
     for _ in range(10):  # the snapshot may move between reading it and locking the row: try again
         snap = snapshot_of(job, job.head())
-        names = list(candidates(snap))
+        names = list(take.names(snap))
         if not names:
             return None
         lost.clear()
 
         def make(head: Head, step: str) -> Optional[Built]:
             locked = snapshot_of(job, head)
-            picked = choose(locked, step)
+            picked = take.pick(locked, step)
             if picked is None:
                 lost.append(True)
                 return None
             return _built(locked, head, make_fields(locked, *picked))
 
-        built = job.claim(worker, names, lease_seconds, make, new_id())
+        built = job.claim(take.worker, names, take.lease_seconds, make, new_id())
         if built is not None:
-            mirror.after_write(local, job, built)
-            return _record(built)
+            warnings = _after_commit(local, job, built)
+            return _record(built), mirror.from_copy(local.read_cache(), local), False, warnings
         if not lost:
             return None
     return None

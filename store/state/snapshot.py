@@ -1,39 +1,53 @@
 """The derived snapshot ``state.json``: what ``brief`` and ``status`` need, without the ledger.
 
-It holds each step's latest status and attempt, the last record, recent sessions, approvals and
-the ledger offset it has applied up to. Readers stat the ledger and, when it grew, apply only the
-new bytes; when the snapshot is missing, unreadable or disagrees with the ledger it is rebuilt
-from the ledger once. It is never the source of truth and can be deleted at any time.
+It holds each step's latest status and attempt, the last record, recent sessions, approvals, who
+holds which step of a parallel plan (``claims``, see ``store.state.claims``), the ledger offset it
+has applied up to and the ledger's last bytes before that offset (``end_mark``); for ``baton once``
+records (``intent``, ``result``) the open intents, the latest results and the count of results,
+while the per-key index lives in shard files (``store.state.effects``) so that this file stays
+small however many keys a job has. A saved snapshot is trusted only when every field has its type
+and the ledger still holds those bytes at that offset; readers then apply only the lines after it.
+Anything else (missing, half-written, wrong types, another ledger of any size) is rebuilt from the
+ledger, as if missing. It is never the source of truth and can be deleted at any time.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from store.base.values import Value
 from store.state import claims
-from store.state.ledger import GENESIS, LedgerError, check_link, iter_lines, parse_line
+from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional
+    from typing import Any, Callable, Dict, List, Optional, Sequence
 
-VERSION = 2  # 2: claims of parallel steps
+VERSION = 4  # 2: baton once and session costs; 3: end_mark, checked fields; 4: claims of parallel steps
+MARK_BYTES = 64  # the ledger's last bytes kept in ``end_mark``: enough to hold the last record's hash
 KEEP_SESSIONS = 20
 LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
 STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop, limit) leave steps alone
+ONCE_STATUSES = ("intent", "result")  # written by `baton once`; they leave steps alone too
+KEEP_ONCE_RESULTS = 5  # the latest results, for the brief's ONCE line
+OPEN_NOTE = 80  # characters of an open intent's command kept for the brief
 
 
 class Snapshot(Value):
     __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
-                 "approvals", "problems", "progress_seq", "claims")
+                 "approvals", "problems", "progress_seq", "first_hash", "once_open", "once_recent",
+                 "once_results", "once_pending", "session_cost_usd", "end_mark", "claims")
 
     def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
                  steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
                  sessions: Optional[Dict[str, Dict[str, int]]] = None, sessions_total: int = 0,
                  approvals: Optional[Dict[str, Dict[str, Any]]] = None, problems: Optional[List[str]] = None,
-                 progress_seq: int = 0, claims: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
+                 progress_seq: int = 0, first_hash: str = "", once_open: Optional[Dict[str, Dict[str, Any]]] = None,
+                 once_recent: Optional[List[Dict[str, Any]]] = None, once_results: int = 0,
+                 once_pending: Optional[Dict[str, List[int]]] = None, session_cost_usd: float = 0.0,
+                 end_mark: str = "", claims: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
         self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
         self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
         self.last = last
@@ -41,27 +55,68 @@ class Snapshot(Value):
         self.sessions_total = sessions_total
         self.approvals: Dict[str, Dict[str, Any]] = {} if approvals is None else approvals
         self.problems: List[str] = [] if problems is None else problems  # corrupt lines seen while applying
-        self.progress_seq = progress_seq  # seq of the last step or approval record (system records are not)
+        self.progress_seq = progress_seq  # seq of the last step, approval or once record (system records are not)
+        self.first_hash = first_hash  # hash of record 1: what names this job in every clone of the ledger
+        self.once_open: Dict[str, Dict[str, Any]] = {} if once_open is None else once_open  # key -> intent
+        self.once_recent: List[Dict[str, Any]] = [] if once_recent is None else once_recent
+        self.once_results = once_results  # results that stand for an operation done (not "retry" settlements)
+        # key digest -> [seq, start offset] of its latest once record, not yet written to the shard files
+        self.once_pending: Dict[str, List[int]] = {} if once_pending is None else once_pending
+        self.session_cost_usd = session_cost_usd  # summed ``cost_usd`` of ``session`` records (baton run, the SDK)
+        self.end_mark = end_mark  # hex of the ledger's last MARK_BYTES bytes before offset (see mark_end)
         self.claims: Dict[str, Dict[str, Any]] = {} if claims is None else claims  # step -> who holds it
 
-    def apply(self, record: Dict[str, Any], end_offset: int) -> None:
-        """Fold one record in; ``end_offset`` is the ledger size just after its line."""
+    def apply(self, record: Dict[str, Any], end_offset: int, start: Optional[int] = None) -> None:
+        """Fold one record in; ``end_offset`` is the ledger size just after its line, ``start``
+        where its line begins (computed from the canonical line when not given)."""
         self.offset, self.seq, self.hash = end_offset, record["seq"], record["hash"]
         self.first_ts = self.first_ts or str(record.get("ts", ""))
+        self.first_hash = self.first_hash or str(record["hash"])
+        at = start if start is not None else end_offset - len(format_line(record))
         step, status = str(record.get("step", "")), str(record.get("status", ""))
         brief = {k: record.get(k) for k in LAST_KEYS}
         claims.fold(self.claims, record)
         if status == "approved":
-            self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig")}
+            self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig", "scope",
+                                                               "kid")}
             self.progress_seq = record["seq"]
         elif status in STEP_STATUSES:
-            self.steps[step] = {k: v for k, v in brief.items() if k != "step"}
+            if _superseded(self.steps.get(step), record):
+                self._count_session(record.get("session"), record["seq"])
+                return
+            self.steps[step] = {**{k: v for k, v in brief.items() if k != "step"}, **checkpoint_refs(record, at)}
             self.progress_seq = record["seq"]
-        else:  # baton's own bookkeeping (stop, limit) is not the work LAST reports
+        elif status in ONCE_STATUSES:
+            self._fold_once(record, at)
+            self.progress_seq = record["seq"]
+            self._count_session(record.get("session"), record["seq"])
+            return
+        else:  # baton's own bookkeeping (stop, limit, session) is not the work LAST reports
+            cost = record.get("cost_usd") if status == "session" else None
+            if isinstance(cost, (int, float)) and not isinstance(cost, bool) and 0 < cost < float("inf"):
+                self.session_cost_usd += float(cost)
             self._count_session(record.get("session"), record["seq"])
             return
         self.last = brief
         self._count_session(record.get("session"), record["seq"])
+
+    def _fold_once(self, record: Dict[str, Any], at: int) -> None:
+        key = record.get("key")
+        if not isinstance(key, str):
+            return
+        self.once_pending[key_digest(key)] = [record["seq"], at]
+        if record.get("status") == "intent":
+            self.once_open[key] = {"seq": record["seq"], "ts": record.get("ts"), "step": record.get("step"),
+                                   "session": record.get("session"), "note": str(record.get("note") or "")[:OPEN_NOTE]}
+            return
+        self.once_open.pop(key, None)
+        outcome = record.get("outcome")
+        if outcome == "retry":
+            return
+        self.once_results += 1
+        entry = {k: record.get(k) for k in ("seq", "ts", "step", "exit", "outcome")}
+        entry.update(key=key, id=str(record.get("id") or "")[:OPEN_NOTE])
+        self.once_recent = (self.once_recent + [entry])[-KEEP_ONCE_RESULTS:]
 
     def _count_session(self, session: Any, seq: int) -> None:
         if not isinstance(session, str) or not session:
@@ -75,36 +130,136 @@ class Snapshot(Value):
             oldest = min(self.sessions, key=lambda s: self.sessions[s]["last"])
             del self.sessions[oldest]
 
+    def mark_end(self, line: bytes) -> None:
+        """Remember the end of the line just applied (with its newline), which ends at ``offset``."""
+        self.end_mark = line[-MARK_BYTES:].hex()
+
     def to_bytes(self) -> bytes:
         data = {"version": VERSION, **{k: getattr(self, k) for k in self.__slots__}}
         return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Optional[Snapshot]:
-        """Decode a saved snapshot; ``None`` when it is unreadable or from another version."""
+        """Decode a saved snapshot; ``None`` when it is unreadable, half-written, from another version,
+        or any field fails its check in :data:`CHECKS`."""
         try:
             data = json.loads(raw.decode("ascii"))
-            if not isinstance(data, dict) or data.pop("version", None) != VERSION:
-                return None
-            snap = cls(**data)
-        except (ValueError, TypeError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError):
             return None
-        return snap if isinstance(snap.steps, dict) and isinstance(snap.offset, int) else None
+        if not isinstance(data, dict) or data.pop("version", None) != VERSION or set(data) != set(CHECKS):
+            return None
+        if not all(check(data[name]) for name, check in CHECKS.items()):
+            return None
+        return cls(**data)
+
+
+def key_digest(key: str) -> str:
+    """The name of a ``baton once`` key in the index: 32 hex digits of its SHA-256."""
+    from hashlib import sha256
+
+    return sha256(key.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def checkpoint_refs(record: Dict[str, Any], at: int) -> Dict[str, Any]:
+    """What the snapshot keeps of a step record's checkpoint: where the record is (when it carries
+    artifacts or an inputs digest, read back by offset) and its git commit, base and patch id."""
+    refs: Dict[str, Any] = {}
+    revision = record.get("revision")
+    revision = revision if isinstance(revision, dict) else {}
+    if record.get("artifacts") or revision.get("inputs"):
+        refs["at"] = at
+    if isinstance(revision.get("commit"), str):
+        refs["commit"] = revision["commit"]
+    change = record.get("change")
+    if isinstance(change, dict):
+        refs.update({k: change[k] for k in ("base", "patch_id") if isinstance(change.get(k), str)})
+    return refs
+
+
+def _superseded(current: Optional[Dict[str, Any]], record: Dict[str, Any]) -> bool:
+    """A record merged in from another branch does not replace a later record of the same step."""
+    return "merged" in record and current is not None and str(current.get("ts", "")) > str(record.get("ts", ""))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and value >= 0
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _record_view(value: Any) -> bool:
+    """A step's or approval's kept fields, as a record gave them (any JSON value; a status is text)."""
+    return isinstance(value, dict) and isinstance(value.get("status", ""), str)
+
+
+def _map_of(check: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    # keys need no check: a JSON object's keys are always strings
+    return lambda value: isinstance(value, dict) and all(map(check, value.values()))
+
+
+def _session_view(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"first", "last", "records"} and all(
+        _count(v) for v in value.values())
+
+
+def _offsets(value: Any) -> bool:
+    """A ``baton once`` key's [seq, start offset] in the ledger."""
+    return isinstance(value, list) and len(value) == 2 and all(_count(v) and not isinstance(v, bool) for v in value)
+
+
+def _amount(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
+
+
+def _claim_view(value: Any) -> bool:
+    """Who holds a step (``store.state.claims``): worker, claim time, and the one it was taken after."""
+    return isinstance(value, dict) and all(_text(value.get(k, "")) for k in ("worker", "ts", "released")) and \
+        isinstance(value.get("after", {}), dict)
+
+
+def _hex(value: Any) -> bool:
+    return isinstance(value, str) and len(value) <= 2 * MARK_BYTES and len(value) % 2 == 0 and all(
+        c in "0123456789abcdef" for c in value)
+
+
+# One check per saved field. A field added to Snapshot needs its check here, or saved snapshots
+# never load (tests/state/test_snapshot.py holds the two lists equal).
+CHECKS: Dict[str, Callable[[Any], bool]] = {
+    "offset": _count, "seq": _count, "hash": _text, "first_ts": _text,
+    "steps": _map_of(_record_view), "last": lambda v: v is None or _record_view(v),
+    "sessions": _map_of(_session_view), "sessions_total": _count, "approvals": _map_of(_record_view),
+    "problems": lambda v: isinstance(v, list) and all(_text(p) for p in v), "progress_seq": _count,
+    "end_mark": _hex, "first_hash": _text,
+    "once_open": _map_of(lambda v: isinstance(v, dict)),
+    "once_recent": lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
+    "once_results": _count, "once_pending": _map_of(_offsets), "session_cost_usd": _amount,
+    "claims": _map_of(_claim_view),
+}
 
 
 class Loaded(Value):
-    __slots__ = ("snapshot", "torn", "changed")
+    __slots__ = ("snapshot", "torn", "changed", "partial", "unresolved")
 
-    def __init__(self, snapshot: Snapshot, torn: int, changed: bool) -> None:
+    def __init__(self, snapshot: Snapshot, torn: int, changed: bool, partial: bool = False,
+                 unresolved: Sequence[str] = ()) -> None:
         self.snapshot = snapshot
         self.torn = torn  # bytes of torn tail skipped (0 when the ledger ends cleanly)
         self.changed = changed  # the snapshot on disk is stale and worth saving
+        # partial: read from the ledger's end for the plan's steps only (see store.state.quickread);
+        # exact for those steps, LAST and the chain's end, not for totals; never saved
+        self.partial = partial
+        self.unresolved = tuple(unresolved)  # plan steps the quick read had no time to look for
 
 
-def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
-    """Apply complete lines from ``start``; return the torn tail's length. Raises on a chain gap."""
+def catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
+    """Apply complete lines from ``start``; return the torn tail's length. From ``start`` > 0 a line
+    that does not chain on raises :class:`LedgerError` (the snapshot is not this ledger's); from 0,
+    damaged lines are noted in ``problems`` and skipped."""
     prev: Optional[Dict[str, Any]] = {"seq": snap.seq, "hash": snap.hash} if snap.seq else None
     line_no = None if start else 0
+    raw = b""
     for offset, raw, complete in iter_lines(ledger, start):
         if not complete:
             return len(raw)
@@ -124,28 +279,57 @@ def _catch_up(snap: Snapshot, ledger: Path, start: int) -> int:
                 record = parse_line(raw)
             except LedgerError:
                 snap.offset = offset + len(raw) + 1
+                snap.mark_end(raw + b"\n")
                 continue
-        snap.apply(record, offset + len(raw) + 1)
+        snap.apply(record, offset + len(raw) + 1, offset)
+        snap.mark_end(raw + b"\n")
         prev = record
     return 0
 
 
-def load(snapshot_path: Path, ledger: Path) -> Loaded:
-    """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
+def matches(snap: Snapshot, ledger: Path) -> bool:
+    """True when the ledger still holds the snapshot's ``end_mark`` bytes just before its offset
+    (one small read: a ledger replaced by another one, even of the same size, fails)."""
+    if not snap.offset:
+        return not snap.end_mark
+    mark = bytes.fromhex(snap.end_mark)
     try:
-        size = ledger.stat().st_size
-    except FileNotFoundError:
-        size = 0
+        fd = os.open(str(ledger), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return bool(mark) and os.fstat(fd).st_size >= snap.offset and \
+            os.pread(fd, len(mark), snap.offset - len(mark)) == mark
+    finally:
+        os.close(fd)
+
+
+def read_saved(snapshot_path: Path, ledger: Path) -> Optional[Snapshot]:
+    """The saved snapshot when it validates and :func:`matches` the ledger; ``None`` otherwise."""
     try:
         snap = Snapshot.from_bytes(snapshot_path.read_bytes())
     except OSError:
-        snap = None
-    if snap is not None and snap.offset <= size:
+        return None
+    return snap if snap is not None and matches(snap, ledger) else None
+
+
+def ledger_size(ledger: Path) -> int:
+    try:
+        return ledger.stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def load(snapshot_path: Path, ledger: Path) -> Loaded:
+    """The up-to-date snapshot: saved one plus the ledger's new lines, or rebuilt when needed."""
+    snap = read_saved(snapshot_path, ledger)
+    if snap is not None:
+        size = ledger_size(ledger)
         if snap.offset == size:
             return Loaded(snap, 0, False)
         before = snap.offset
         try:
-            torn = _catch_up(snap, ledger, before)
+            torn = catch_up(snap, ledger, before)
             return Loaded(snap, torn, snap.offset != before)
         except LedgerError:
             pass
@@ -155,5 +339,5 @@ def load(snapshot_path: Path, ledger: Path) -> Loaded:
 def rebuild(ledger: Path) -> Loaded:
     """A snapshot made from the whole ledger: the slow path, taken once when the cache is lost."""
     fresh = Snapshot()
-    torn = _catch_up(fresh, ledger, 0)
+    torn = catch_up(fresh, ledger, 0)
     return Loaded(fresh, torn, True)

@@ -94,33 +94,11 @@ def _claim_note(worker: str, entry: Optional[Mapping[str, Any]]) -> str:
 
 def claim(layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool] = lambda s: False) -> Claimed:
     """Give ``worker`` a ready step nobody live holds (or the one it holds): one claim record,
-    serialised with every other writer."""
+    appended through ``journal.append_if`` on the whole state, serialised with every other writer
+    (the file store: the first ready step without a live lease, under the ledger's lock; a
+    database: the first whose row it can lock, ``SKIP LOCKED``, leases in database time)."""
     if not worker:
         return Claimed(None, False)
-    remote = journal.shared()
-    if remote is not None:
-        return _claim_shared(remote, layout, plan, worker, waits)
-    held: List[str] = []
-
-    def choose(snap: Snapshot) -> Optional[journal.Chosen]:
-        mine = claims.held_by(snap.claims, worker)
-        if mine is not None and not is_complete(snap, mine):
-            held.append(mine)
-            return None
-        live = {held.step for held in leases.file_leases(layout, plan, snap) if held.left > 0 and held.worker != worker}
-        for step in candidates(plan, snap, waits):
-            if step not in live:
-                return step, claims.CLAIM, _claim_note(worker, snap.claims.get(step)), {"worker": worker}
-        return None
-
-    record = journal.append_if(layout, choose)
-    if record is not None:
-        leases.renew_file(layout, worker)
-        return Claimed(str(record["step"]), True)
-    return Claimed(held[0], False) if held else Claimed(None, False)
-
-
-def _claim_shared(remote: Any, layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool]) -> Claimed:
     held: List[str] = []
 
     def names(snap: Snapshot) -> List[str]:
@@ -130,13 +108,22 @@ def _claim_shared(remote: Any, layout: Layout, plan: Plan, worker: str, waits: C
             return []
         return candidates(plan, snap, waits)
 
-    def choose(snap: Snapshot, step: str) -> Optional[journal.Chosen]:
-        if is_complete(snap, step) or step not in {s.id for s in ready(plan, snap)}:
+    def pick(snap: Snapshot, step: str) -> Optional[journal.Chosen]:
+        if step not in {s.id for s in ready(plan, snap)}:
             return None
         return step, claims.CLAIM, _claim_note(worker, snap.claims.get(step)), {"worker": worker}
 
-    record = remote.claim(layout, worker, leases.lease_seconds(plan), names, choose, journal.fields)
+    def choose(snap: Snapshot) -> Optional[journal.Chosen]:  # the file store's own choice
+        live = {lease.step for lease in leases.file_leases(layout, plan, snap) if lease.left > 0
+                and lease.worker != worker}
+        step = next((name for name in names(snap) if name not in live), None)
+        return pick(snap, step) if step is not None else None
+
+    take = journal.Take(worker, leases.lease_seconds(plan), names, pick)
+    record = journal.append_if(layout, choose, take)
     if record is not None:
+        if journal.shared() is None:  # a database started the lease in the claim's transaction
+            leases.renew_file(layout, worker)
         return Claimed(str(record["step"]), True)
     return Claimed(held[-1], False) if held else Claimed(None, False)
 

@@ -77,7 +77,7 @@ class Model:
             content = message.get("content")
             blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content or []
             for block in blocks:
-                if block.get("type") == "text" and ("Stop hook feedback" in block["text"]):
+                if block.get("type") == "text" and "Stop hook additional context" in block["text"]:
                     texts.append(block["text"])
                 elif block.get("type") == "tool_result" and "NEXT: " in json.dumps(block.get("content")):
                     texts.append(json.dumps(block.get("content")))

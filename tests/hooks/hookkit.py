@@ -27,26 +27,28 @@ TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
 
 # Documented output keys per event (claude-code-host.md section 4): top level, then hookSpecificOutput.
 TOP_KEYS: Dict[str, Set[str]] = {
-    "SessionStart": {"hookSpecificOutput"},
+    "SessionStart": {"hookSpecificOutput", "systemMessage"},
     "PreToolUse": {"hookSpecificOutput"},
-    "PostToolUse": {"hookSpecificOutput"},
-    "PostToolUseFailure": {"hookSpecificOutput"},
-    "Stop": {"decision", "reason"},
-    "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
+    "PostToolUse": {"hookSpecificOutput", "systemMessage"},
+    "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
+    "Stop": {"hookSpecificOutput", "systemMessage"},
+    "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
     "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName", "suppressOriginalPrompt"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 REQUIRED_SPECIFIC: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
     "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 
 Payload = Dict[str, Any]
@@ -79,11 +81,12 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     answer = json.loads(stdout)
     assert isinstance(answer, dict), stdout
     assert set(answer) <= TOP_KEYS[event], f"undocumented keys for {event}: {set(answer) - TOP_KEYS[event]}"
-    if event in ("Stop", "UserPromptSubmit") and ("decision" in answer or "reason" in answer):
-        assert answer.get("decision") == "block" and isinstance(answer.get("reason"), str), answer
-        assert answer["reason"].strip(), answer
+    if "continue" in answer or "stopReason" in answer:  # a prompt answered by baton: stopped, no model call
+        assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
+        assert answer["stopReason"].startswith("baton"), answer
+        assert "hookSpecificOutput" not in answer, answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit"):
+    if event in SPECIFIC_KEYS and event != "UserPromptSubmit":
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -95,12 +98,8 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
             assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
-        if "suppressOriginalPrompt" in specific:
-            assert specific["suppressOriginalPrompt"] is True
-    if event == "UserPromptSubmit":
-        assert answer.get("decision") == "block", answer
-    if event == "Stop":
-        assert set(answer) == {"decision", "reason"}, answer
+    if "systemMessage" in answer:
+        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton "), answer
     return answer
 
 
@@ -115,11 +114,21 @@ class Result:
 
     @property
     def reason(self) -> str:
-        """The deny reason (PreToolUse) or block reason (Stop, UserPromptSubmit), else ''."""
+        """The deny reason (PreToolUse), what a prompt stopped with (UserPromptSubmit), or why the
+        Stop hook sends the model back (Stop), else ''."""
         if self.answer is None:
             return ""
         specific = self.answer.get("hookSpecificOutput") or {}
-        return str(specific.get("permissionDecisionReason") or self.answer.get("reason") or "")
+        if self.answer.get("continue") is False:
+            return str(self.answer.get("stopReason") or "")
+        if specific.get("hookEventName") == "Stop":
+            return str(specific.get("additionalContext") or "")
+        return str(specific.get("permissionDecisionReason") or "")
+
+    @property
+    def stopped(self) -> bool:
+        """A prompt baton answered itself: it stops there, with no model call."""
+        return (self.answer or {}).get("continue") is False
 
     @property
     def context(self) -> str:

@@ -135,3 +135,17 @@ def test_a_renamed_key_folder_invalidates_approvals(sandbox: Sandbox, tmp_path: 
     assert not Job(layout, env).approved("design")
     key_dir.with_name("baton-old").rename(key_dir)
     assert Job(layout, env).approved("design")
+
+
+@given(key=st.binary(max_size=200), message=st.binary(max_size=300))
+def test_the_signature_is_standard_hmac_sha256(key: bytes, message: bytes) -> None:
+    import hashlib
+    import hmac
+
+    assert approvals.hmac_sha256(key, message) == hmac.new(key, message, hashlib.sha256).hexdigest()
+
+
+@pytest.mark.parametrize("a, b, same", [("ab", "ab", True), ("ab", "ac", False), ("ab", "abc", False),
+                                        ("", "", True), ("\u00e9", "\u00e9", True), ("\u00e9", "e", False)])
+def test_same_text(a: str, b: str, same: bool) -> None:
+    assert approvals.same_text(a, b) is same

@@ -54,7 +54,7 @@ def _records(path: Path) -> List[Dict[str, Any]]:
 ])
 def test_append_numbers_seq_and_attempts(entries: Sequence[Tuple[str, str]], attempts: List[int]) -> None:
     layout = _layout()
-    got = [journal.append(layout, step, status) for step, status in entries]
+    got = [journal.append(layout, step, status, f"note {i}") for i, (step, status) in enumerate(entries)]
     assert [r["seq"] for r in got] == list(range(1, len(entries) + 1))
     assert [r["attempt"] for r in got] == attempts
     assert _records(layout.ledger) == got
@@ -121,9 +121,9 @@ def test_append_refuses_when_the_last_line_is_corrupt(baton: Baton, sandbox: San
     before = ledger.read_bytes()
     with pytest.raises(BatonError) as info:
         journal.append(_layout(), "b", "running")
-    assert info.value.code == 1 and "baton verify" in info.value.message
+    assert info.value.code == 1 and "baton repair" in info.value.message
     run = baton("record", "b", "running")
-    assert run.code == 1 and run.err.count("\n") == 1 and "last line is corrupt" in run.err
+    assert run.code == 1 and run.err.count("\n") == 1 and "last line is not a valid record" in run.err
     assert ledger.read_bytes() == before
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
 
@@ -36,6 +37,7 @@ def _folded(lines: List[bytes]) -> Snapshot:
     for line in lines:
         end += len(line)
         snap.apply(parse_line(line[:-1]), end)
+        snap.mark_end(line)
     return snap
 
 
@@ -166,3 +168,59 @@ def test_empty_or_missing_ledger_gives_an_empty_snapshot(tmp_path: Path) -> None
     loaded = snapshot.load(tmp_path / "state.json", tmp_path / "steps.jsonl")
     assert loaded.snapshot == Snapshot() and loaded.torn == 0
     assert loaded.snapshot.hash == GENESIS
+
+
+def test_session_records_add_their_cost_and_leave_steps_and_last_alone(chain_lines: ChainLines) -> None:
+    sessions = [dict(_rec("a", "session", session="s3"), ended="completed", cost_usd=0.25),
+                dict(_rec("a", "session", session="s4"), ended="api_error", cost_usd=0.5),
+                dict(_rec("a", "session", session="s4"), ended="crashed"),  # no cost reported
+                dict(_rec("a", "session"), cost_usd="1.0"), dict(_rec("a", "session"), cost_usd=True),
+                dict(_rec("a", "session"), cost_usd=-2.0), dict(_rec("a", "stop"), cost_usd=9.0)]
+    snap = _folded(chain_lines(STORY + sessions))
+    assert snap.session_cost_usd == 0.75
+    assert {k: v["status"] for k, v in snap.steps.items()} == {"a": "done", "b": "failed"}
+    assert snap.last is not None and snap.last["status"] == "approved" and snap.progress_seq == 4
+    assert snap.sessions["s4"]["records"] == 2
+    assert Snapshot.from_bytes(snap.to_bytes()) == snap
+def test_every_saved_field_has_a_check() -> None:
+    # a field added to Snapshot without a check in CHECKS would make every saved snapshot unloadable
+    assert set(snapshot.CHECKS) == set(Snapshot.__slots__)
+
+
+@pytest.mark.parametrize("field, value", [
+    ("offset", -1), ("offset", "0"), ("seq", 1.5), ("hash", 7), ("first_ts", None), ("steps", []),
+    ("steps", {"a": "done"}), ("steps", {"a": {"status": 1}}), ("last", "x"), ("sessions", {"s": {"first": 1}}),
+    ("sessions_total", -2), ("approvals", {"a": 1}), ("problems", ["ok", 3]), ("progress_seq", None),
+    ("end_mark", "xyz1"), ("end_mark", "abc"), ("end_mark", "ab" * 65), ("first_hash", 3), ("once_open", []),
+    ("once_open", {"k": "x"}), ("once_recent", [1]), ("once_results", -1), ("once_pending", {"d": [1]}),
+    ("once_pending", {"d": [1, -3]}), ("session_cost_usd", "1"), ("session_cost_usd", -1.0),
+    ("session_cost_usd", True),
+])
+def test_from_bytes_refuses_a_field_of_the_wrong_type(chain_lines: ChainLines, field: str, value: Any) -> None:
+    good = _folded(chain_lines(STORY))
+    data = {"version": snapshot.VERSION, **{k: getattr(good, k) for k in Snapshot.__slots__}, field: value}
+    assert Snapshot.from_bytes(json.dumps(data).encode()) is None
+    assert Snapshot.from_bytes(good.to_bytes()) == good
+
+
+def test_a_merged_record_does_not_replace_a_later_record_of_the_same_step(chain_lines: ChainLines) -> None:
+    later = {**_rec("a", "failed", "ours"), "ts": "2026-01-02T00:00:00Z"}
+    older = {**_rec("a", "done", "theirs"), "merged": {"seq": 2, "prev": "p" * 32, "hash": "h" * 32}}
+    newer = {**_rec("b", "done", "theirs"), "ts": "2026-01-03T00:00:00Z", "merged": {"seq": 3, "hash": "i" * 32}}
+    snap = _folded(chain_lines([later, older, newer]))
+    assert snap.steps["a"]["note"] == "ours" and snap.steps["b"]["note"] == "theirs"
+    assert snap.seq == 3 and snap.sessions == {}
+    plain = _folded(chain_lines([later, {k: v for k, v in older.items() if k != "merged"}]))
+    assert plain.steps["a"]["note"] == "theirs"  # without `merged` the ledger's order decides
+
+
+def test_a_saved_snapshot_must_match_the_ledgers_bytes_at_its_offset(tmp_path: Path, chain_lines: ChainLines) -> None:
+    ours = b"".join(chain_lines([_rec("a", "done", "one")]))
+    theirs = b"".join(chain_lines([_rec("a", "done", "two")]))
+    assert len(ours) == len(theirs)
+    ledger_path, state = _ledger(tmp_path, [ours]), tmp_path / "state.json"
+    state.write_bytes(snapshot.rebuild(ledger_path).snapshot.to_bytes())
+    assert snapshot.read_saved(state, ledger_path) is not None
+    ledger_path.write_bytes(theirs)
+    assert snapshot.read_saved(state, ledger_path) is None
+    assert snapshot.load(state, ledger_path).snapshot.steps["a"]["note"] == "two"

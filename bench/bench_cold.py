@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Benchmark what a long ledger costs when nothing is cached, and what checking it costs.
+
+For each ledger size (default 1,000 / 100,000 / 1,000,000 records, the same chained ledger as
+``bench_store.py`` writes) it times, as child processes started as a user or Claude Code starts
+them, with the bytecode cache on:
+
+* ``cold brief``: ``baton brief`` with no ``state.json`` (a fresh clone), over the 40-step plan
+  whose steps all appear in the ledger;
+* ``cold brief, 10 steps never recorded``: the same with 10 more plan steps the ledger never
+  names, so the quick read must search the whole file (its worst case);
+* ``cold SessionStart``: the SessionStart hook exactly as ``hooks/hooks.json`` starts it, with that
+  plan and no snapshot; its output must hold the brief;
+* ``rebuild aside``: the detached process that then rebuilds ``state.json`` (off the critical path);
+* ``verify``: ``baton verify`` of the whole ledger;
+* ``log``: ``baton log -n N`` of the whole ledger (N = the size), output to a file;
+
+beside the references in the same run: the seed's naive store (``bench/seed_store.py brief``, which
+reads the whole ledger every time), the SHA-256 of the ledger file alone, a minimal Python hook
+(``python3 -S -c`` that parses stdin's JSON and prints ``{}``) and ``python3 -c pass``. While a
+cold figure is measured the benchmark holds the job's ``rebuild.lock``, so no rebuild starts and
+every run is as cold as the first. Standard library only; Linux; the temp tree is removed at the end.
+
+    python3 bench/bench_cold.py [--sizes 1000,100000,1000000] [--runs N] [--quick] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+sys.dont_write_bytecode = True  # leave no __pycache__ in the work tree (bench_store does the same)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_store import (
+    BATON,
+    REPO,
+    SEED,
+    BenchError,
+    Figure,
+    check_samples,
+    launch,
+    machine,
+    mb,
+    ms,
+    parse_sizes,
+    plan_ids,
+    progress,
+    revision,
+    write_ledger,
+)
+
+DEFAULT_SIZES = (1_000, 100_000, 1_000_000)
+QUICK_SIZES = (1_000, 100_000)
+DEFAULT_RUNS = 5
+QUICK_RUNS = 3
+NEVER = [f"n{i:02d}-never-recorded" for i in range(10)]
+MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print('{}')"
+SHA_FILE = "import hashlib, sys; hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()"
+TARGETS = {"cold brief": 1.5, "cold brief, 10 steps never recorded": 1.5, "cold SessionStart": 2.0, "verify": 3.0}
+ROWS = ("cold brief", "cold brief, 10 steps never recorded", "cold SessionStart", "rebuild aside", "verify", "log",
+        "seed brief (reads it all)", "sha256 of the file", "minimal Python hook", "python3 -c pass")
+
+
+@dataclass
+class SizeResult:
+    records: int
+    ledger_bytes: int = 0
+    figures: Dict[str, Figure] = field(default_factory=dict)
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"records": self.records, "ledger_bytes": self.ledger_bytes,
+                "figures": {k: v.as_json() for k, v in self.figures.items()}}
+
+
+class HeldLock:
+    """Hold a job's ``rebuild.lock`` so that no reader starts a rebuild while cold reads are timed."""
+
+    def __init__(self, state: Path) -> None:
+        self.path, self.fd = state / "rebuild.lock", -1
+
+    def __enter__(self) -> None:
+        self.fd = os.open(str(self.path), os.O_RDWR | os.O_CREAT, 0o644)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
+def session_start(project: Path, work: Path) -> Tuple[List[str], Path]:
+    """The SessionStart hook's argv from hooks.json, and a payload file for its stdin."""
+    entry = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]["SessionStart"][0]["hooks"][0]
+    args = [str(a).replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"]]
+    payload = work / f"session-start-{project.name}.json"
+    payload.write_text(json.dumps({"session_id": "bench-cold", "transcript_path": "", "cwd": str(project),
+                                   "hook_event_name": "SessionStart", "source": "startup"}))
+    return [shutil.which(str(entry["command"])) or sys.executable, *args], payload
+
+
+def timed(figure: Figure, argv: Sequence[str], cwd: Path, env: Dict[str, str], stdin: Optional[Path] = None,
+          check: Optional[str] = None) -> None:
+    run, out, _ = launch(argv, cwd, env, stdin)
+    if check is not None and check.encode() not in out:
+        raise BenchError(f"{' '.join(argv[1:3])}: the output does not hold {check!r}: {out[:300]!r}")
+    figure.runs.append(run)
+
+
+def warm_up(work: Path, env: Dict[str, str]) -> None:
+    """One untimed pass of every command on a small ledger, so bytecode compilation is not timed."""
+    result = measure(100, 1, work, env, quiet=True)
+    del result
+
+
+def measure(size: int, runs: int, work: Path, env: Dict[str, str], quiet: bool = False) -> SizeResult:
+    ids = plan_ids()
+    result = SizeResult(size)
+    project = work / (f"warm-{size}" if quiet else f"n{size}")
+    state = project / ".baton"
+    state.mkdir(parents=True)
+    if not quiet:
+        progress(f"{size:,} records: writing the ledger")
+    samples = write_ledger(state / "steps.jsonl", size, ids)
+    check_samples(samples, state / "steps.jsonl", size)
+    result.ledger_bytes = (state / "steps.jsonl").stat().st_size
+    plan_all = json.dumps({"steps": ids})
+    plan_never = json.dumps({"steps": ids + NEVER})
+    hook_argv, payload = session_start(project, work)
+    hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    figures = {name: Figure() for name in ROWS}
+    bare_env = {**env, "PYTHONNOUSERSITE": "1"}
+    for i in range(runs):
+        if not quiet:
+            progress(f"{size:,} records: round {i + 1} of {runs}")
+        with HeldLock(state):
+            for plan, row in ((plan_all, "cold brief"), (plan_never, "cold brief, 10 steps never recorded")):
+                (state / "plan.json").write_text(plan)
+                (state / "state.json").unlink(missing_ok=True)
+                timed(figures[row], [sys.executable, str(BATON), "brief"], project, env, check="NEXT: ")
+            (state / "state.json").unlink(missing_ok=True)
+            timed(figures["cold SessionStart"], hook_argv, project, hook_env, payload, check="NEXT: ")
+        start = time.perf_counter()
+        timed(figures["rebuild aside"], [sys.executable, "-S", "-c",
+                                         "import sys; sys.path.insert(0, sys.argv[1]); "
+                                         "from store.state.background import main; main(sys.argv[2])",
+                                         str(REPO), str(state)], project, env)
+        if not (state / "state.json").exists():
+            raise BenchError(f"the rebuild saved no snapshot ({time.perf_counter() - start:.1f} s)")
+        timed(figures["verify"], [sys.executable, str(BATON), "verify"], project, env, check=f"ok: {size} records")
+        timed(figures["log"], [sys.executable, str(BATON), "log", "-n", str(size)], project, env, check=f"#{size} ")
+        timed(figures["seed brief (reads it all)"], [sys.executable, str(SEED), "brief"], project, env,
+              check="NEXT: ")
+        timed(figures["sha256 of the file"], [sys.executable, "-c", SHA_FILE, str(state / "steps.jsonl")], project,
+              env)
+        timed(figures["minimal Python hook"], [hook_argv[0], "-S", "-c", MINIMAL_HOOK], project, bare_env, payload,
+              check="{}")
+        timed(figures["python3 -c pass"], [sys.executable, "-c", "pass"], project, env)
+    result.figures = figures
+    shutil.rmtree(project)
+    return result
+
+
+def table(meta: Dict[str, Any], results: Sequence[SizeResult]) -> str:
+    m = meta["machine"]
+    lines = ["baton cold-start and full-read benchmark",
+             f"machine : {m['cpu']}, nproc {m['nproc']}, {m['system']}",
+             f"python  : {m['python']} ({m['executable']}), bytecode cache on",
+             f"baton   : {meta['revision']}",
+             f"runs    : {meta['runs']} per figure, medians; wall time of each child process, fork to exit",
+             "note    : timings on a shared VM are noisy: compare rows of one run with each other", ""]
+    header = ("records", "ledger MB", "what", "median ms", "min ms", "max ms", "cpu ms", "peak RSS MB", "target")
+    rows: List[Tuple[str, ...]] = [header]
+    for r in results:
+        for n, name in enumerate(ROWS):
+            f = r.figures[name]
+            target = TARGETS.get(name)
+            verdict = "" if target is None else (f"ok (< {target:g} s)" if f.median < target else f"OVER {target:g} s")
+            rows.append((f"{r.records:,}" if n == 0 else "", f"{r.ledger_bytes / 1e6:,.1f}" if n == 0 else "", name,
+                         ms(f.median), ms(f.low), ms(f.high), ms(f.cpu), mb(f.rss_kb), verdict))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for n, row in enumerate(rows):
+        cells = [c.ljust(w) if i in (0, 2, 8) else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--sizes", type=parse_sizes, help="ledger sizes, comma separated (default 1000,100000,1000000)")
+    parser.add_argument("--runs", type=int, help=f"runs per figure (default {DEFAULT_RUNS}; --quick: {QUICK_RUNS})")
+    parser.add_argument("--quick", action="store_true", help="1,000 and 100,000 records, fewer runs")
+    parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
+    args = parser.parse_args(argv)
+    sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
+    runs: int = args.runs or (QUICK_RUNS if args.quick else DEFAULT_RUNS)
+    work = Path(tempfile.mkdtemp(prefix="baton-bench-cold-", dir="/tmp"))
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("BATON_DIR", "CLAUDE_PROJECT_DIR", "PYTHONDONTWRITEBYTECODE") and not k.startswith("CLAUDE")}
+    env.update({"PYTHONPYCACHEPREFIX": str(work / "pycache"), "CLAUDE_CODE_SESSION_ID": "bench-cold"})
+    meta = {"machine": machine(), "revision": revision(), "runs": runs, "sizes": sizes}
+    try:
+        warm_up(work, env)
+        results = [measure(size, runs, work, env) for size in sizes]
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    data = {**meta, "results": [r.as_json() for r in results]}
+    print(json.dumps(data, indent=2) if args.json else table(meta, results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

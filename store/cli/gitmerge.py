@@ -1,0 +1,56 @@
+"""git and the ledger: registering baton's merge driver in a repository, and running it.
+
+``.baton/.gitattributes`` (committed with the plan) says ``steps.jsonl merge=baton``; the driver's
+command lives in the repository's own ``.git/config``, which git never copies, so every clone runs
+``baton merge --register`` once (``baton init`` does it for the repository it creates the job in).
+Without it git merges the ledger as text: a conflict that ``baton repair`` can move aside.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+from store.base.errors import BatonError
+from store.state import journal
+from store.state.location import Layout
+from store.state.merge import DRIVER, Merged, merge
+
+ATTRIBUTE = f"steps.jsonl merge={DRIVER}"
+BATON = Path(__file__).resolve().parents[2] / "bin" / "baton"
+
+
+def _git(project: Path, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BatonError(f"git {' '.join(args[:2])} failed: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
+    return done.stdout.strip()
+
+
+def register(layout: Layout, required: bool = False) -> str:
+    """Register the driver for the job's repository; the message to show, or "" when the project is
+    not in a git repository (an error instead when ``required``)."""
+    try:
+        top = _git(layout.project, "rev-parse", "--show-toplevel")
+    except (BatonError, OSError) as exc:
+        if required:
+            raise BatonError(f"{layout.project} is not inside a git repository ({exc})") from None
+        return ""
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(BATON))} merge %O %A %B"
+    _git(layout.project, "config", f"merge.{DRIVER}.name", "baton ledger merge: re-chains the other branch's records")
+    _git(layout.project, "config", f"merge.{DRIVER}.driver", command)
+    attributes = layout.root / ".gitattributes"
+    lines = attributes.read_text(encoding="utf-8").splitlines() if attributes.exists() else []
+    if ATTRIBUTE not in lines:
+        layout.root.mkdir(parents=True, exist_ok=True)
+        attributes.write_text("\n".join([*lines, ATTRIBUTE]) + "\n", encoding="utf-8")
+    return (f"registered baton's merge driver in {os.path.join(top, '.git', 'config')}; {attributes} names it "
+            "for steps.jsonl (each clone runs `baton merge --register` once)")
+
+
+def merge_files(ours: Path, theirs: Path) -> Merged:
+    """git's call: append theirs' own records to ``ours`` (git's temporary file) re-chained."""
+    return merge(ours, theirs, journal.now_iso())

@@ -1,0 +1,54 @@
+"""Large ledgers for tests, written fast and byte for byte as ``seal`` + ``format_line`` write them."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Tuple
+
+from store.state.ledger import GENESIS, format_line, seal
+
+Entry = Tuple[str, str, str]  # step, status, note
+
+
+def write(path: Path, entries: Iterable[Entry], session: str = "gen-session",
+          ts: str = "2026-01-01T00:00:00Z") -> Tuple[int, str]:
+    """Append ``entries`` as chained records (attempts counted as baton does); return (records, last hash)."""
+    prev, seq = GENESIS, 0
+    latest: Dict[str, Tuple[str, int]] = {}
+    with open(path, "wb", buffering=1 << 20) as out:
+        for step, status, note in entries:
+            seq += 1
+            prior = latest.get(step)
+            attempt = 1 if prior is None else prior[1] if prior[0] == "running" else prior[1] + 1
+            latest[step] = (status, attempt)
+            body = (f'{{"seq":{seq},"ts":"{ts}","step":{json.dumps(step)},"status":"{status}",'
+                    f'"note":{json.dumps(note)},"session":"{session}","attempt":{attempt},"prev":"{prev}"')
+            digest = hashlib.sha256((body + "}").encode("ascii")).hexdigest()[:32]
+            out.write(f'{body},"hash":"{digest}"}}\n'.encode("ascii"))
+            prev = digest
+    return seq, prev
+
+
+def check(path: Path, samples: int = 50) -> None:
+    """The first and last ``samples`` lines are exactly what seal + format_line make."""
+    lines = path.read_bytes().splitlines(keepends=True)
+    picked = list(enumerate(lines))[:samples] + list(enumerate(lines))[-samples:]
+    for index, line in picked:
+        record = json.loads(line)
+        fields = {k: v for k, v in record.items() if k not in ("seq", "prev", "hash")}
+        assert format_line(seal(fields, index + 1, record["prev"])) == line
+
+
+def long_job(ids: List[str], fillers: int) -> Iterator[Entry]:
+    """A realistic long job: the early steps done once at the start, then ``fillers`` records
+    retrying one step, then the last few records; the later steps never recorded."""
+    for step in ids[:3]:
+        yield step, "running", f"starting {step}"
+        yield step, "done", f"{step} finished"
+    for i in range(fillers):
+        yield ids[3], "running" if i % 2 == 0 else "failed", f"retry {i}: tests still red"
+    yield ids[3], "running", "one more try"
+    yield ids[3], "done", "green at last"
+    yield ids[4], "running", "started the fifth"

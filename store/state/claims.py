@@ -36,12 +36,17 @@ def fold(claims: Dict[str, Dict[str, Any]], record: Mapping[str, Any]) -> None:
         if held is not None and held.get("worker") == worker:
             held["released"] = ts
         return
+    later = ""  # a claim this worker made after a merged one: the merged one was given back then
     for other, entry in claims.items():  # one step per worker: a new claim gives back any other
-        if other != step and entry.get("worker") == worker and not entry.get("released") and \
-                not ("merged" in record and str(entry.get("ts", "")) > ts):
+        if other == step or entry.get("worker") != worker or entry.get("released"):
+            continue
+        if "merged" in record and str(entry.get("ts", "")) > ts:
+            later = str(entry.get("ts", ""))
+        else:
             entry["released"] = ts
-    entry = {"worker": worker, "seq": record.get("seq"), "ts": str(record.get("ts", "")),
-             "session": str(record.get("session") or "")}
+    entry = {"worker": worker, "seq": record.get("seq"), "ts": ts, "session": str(record.get("session") or "")}
+    if later:
+        entry["released"] = later
     if held is not None and (held.get("worker") != worker or held.get("released")):
         entry["after"] = {"worker": held.get("worker"), "ts": held.get("ts"),
                           "released": held.get("released") or ""}

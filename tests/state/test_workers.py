@@ -3,6 +3,7 @@ about them (file store; the database's side is in tests/backend and tests/state/
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -75,6 +76,88 @@ def test_claims_fold_release_takeover_and_one_step_per_worker() -> None:
     claims.fold(folded, {"seq": 5, "ts": "t5", "step": "b", "status": "running"})
     claims.fold(folded, {"seq": 6, "ts": "t6", "step": "b", "status": "skipped"})
     assert "b" not in folded
+
+
+def test_claims_are_saved_with_the_snapshot_and_a_damaged_claim_is_not_trusted() -> None:
+    snap = snap_of(claim("a", "w1"), claim("b", "w2"), {"step": "b", "status": "release", "worker": "w2"},
+                   claim("b", "w3"))
+    back = Snapshot.from_bytes(snap.to_bytes())
+    assert back is not None and back.claims == snap.claims
+    assert (claims.holder(back.claims, "a"), claims.holder(back.claims, "b")) == ("w1", "w3")
+    for damaged in ([], {"a": "w1"}, {"a": {"worker": 7}}, {"a": {"worker": "w1", "after": "w0"}},
+                    {"a": {"worker": "w1", "released": None}}):
+        data = json.loads(snap.to_bytes())
+        data["claims"] = damaged
+        assert Snapshot.from_bytes(json.dumps(data).encode()) is None, damaged  # rebuilt from the ledger instead
+
+
+def _merged(record: Dict[str, Any], ts: str) -> Dict[str, Any]:
+    """``record`` as `baton merge` copies it from another branch, written there at ``ts``."""
+    return {**record, "ts": ts, "merged": {"seq": 1, "prev": "p", "hash": "h"}}
+
+
+def test_a_claim_merged_from_another_branch_counts_only_when_it_is_later() -> None:
+    snap = snap_of(claim("a", "w1"), claim("c", "w3"),  # at 00:00:01 and 00:00:02 here
+                   _merged(claim("a", "w2"), "2026-01-01T00:00:00Z"),  # older: w1 keeps a
+                   _merged({"step": "c", "status": "done"}, "2025-12-31T23:59:00Z"),  # older: w3 keeps c
+                   _merged(claim("b", "w4"), "2026-01-01T00:00:30Z"),
+                   _merged(claim("d", "w1"), "2025-12-31T23:00:00Z"))  # w1 moved on to a since
+    assert claims.holder(snap.claims, "a") == "w1" and claims.holder(snap.claims, "c") == "w3"
+    assert claims.holder(snap.claims, "b") == "w4"
+    assert claims.held_by(snap.claims, "w1") == "a" and claims.holder(snap.claims, "d") is None
+    later = snap_of(claim("a", "w1"), _merged(claim("a", "w2"), "2026-01-01T00:01:00Z"),
+                    _merged({"step": "c", "status": "done"}, "2026-01-01T00:02:00Z"))
+    assert claims.holder(later.claims, "a") == "w2" and later.claims["a"]["after"]["worker"] == "w1"
+
+
+def test_git_merging_two_branches_ledgers_keeps_each_steps_latest_claim(chain_lines: Any, tmp_path: Path) -> None:
+    from store.state import merge, snapshot
+
+    def at(minute: int, **fields: Any) -> Dict[str, Any]:
+        return {"ts": f"2026-01-01T10:{minute:02d}:00Z", "note": "", "session": "", **fields}
+
+    shared = [at(0, step="a", status="claim", worker="w1")]
+    ours, theirs = tmp_path / "ours.jsonl", tmp_path / "theirs.jsonl"
+    base = chain_lines(shared)
+    mine = chain_lines([at(5, step="b", status="claim", worker="w3")], seq=2, prev=parse_hash(base[-1]))
+    other = chain_lines([at(2, step="b", status="claim", worker="w2"), at(7, step="a", status="done"),
+                         at(8, step="c", status="claim", worker="w2")], seq=2, prev=parse_hash(base[-1]))
+    ours.write_bytes(b"".join(base + mine))
+    theirs.write_bytes(b"".join(base + other))
+    assert merge.merge(ours, theirs, "2026-01-01T11:00:00Z").added == 3
+    snap = snapshot.rebuild(ours).snapshot
+    assert claims.holder(snap.claims, "b") == "w3"  # ours claimed b after theirs did
+    assert "a" not in snap.claims and snap.steps["a"]["status"] == "done"  # theirs finished a later
+    assert claims.holder(snap.claims, "c") == "w2"
+
+
+def parse_hash(line: bytes) -> str:
+    return str(json.loads(line)["hash"])
+
+
+def test_a_parallel_plan_reads_the_whole_ledger_where_a_quick_read_would_miss_a_claim(
+        chain_lines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A quick read from the ledger's end finds each step's latest step record, not its latest
+    claim: a claim made long before would be lost, and its holder told it holds nothing."""
+    from store.state import quickread
+
+    monkeypatch.setattr(journal, "INLINE_BYTES", 4096)  # a long ledger, at a scale a test can write
+    monkeypatch.setattr(quickread, "TAIL_BYTES", 2048)
+    monkeypatch.setattr(quickread, "MIN_TAIL", 5)
+    layout = location.resolve()
+    layout.root.mkdir()
+    layout.plan.write_text(json.dumps({"steps": [{"id": "a", "needs": []}, {"id": "b", "needs": []}]}))
+    notes = [{"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "running", "note": f"progress {i}",
+              "session": "", "worker": "w2"} for i in range(200)]
+    layout.ledger.write_bytes(b"".join(chain_lines([
+        {"ts": "2026-01-01T00:00:00Z", "step": "a", "status": "claim", "note": "", "session": "", "worker": "w1"},
+        {"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "claim", "note": "", "session": "", "worker": "w2"},
+        *notes])))
+    assert layout.ledger.stat().st_size > 4 * 4096
+    job = Job(layout, {"BATON_WORKER": "w1"})
+    assert not job.partial and job.next is not None and job.next.id == "a"
+    sequential = parse_plan({"steps": ["a", "b"]})  # the same ledger under a plan without needs: read quickly
+    assert quickread.read(layout.ledger, sequential.ids, (), None, 1.0).partial
 
 
 @pytest.fixture

@@ -221,6 +221,54 @@ def test_a_queued_record_already_written_is_not_written_again(sandbox: Sandbox, 
     assert local.queued() == []
 
 
+def test_an_append_is_a_commit_a_retry_adds_nothing_and_a_guarded_record_is_never_queued(
+        sandbox: Sandbox, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The journal's guarantees hold with the job in the database: a repeated record is found, not
+    written again; a guard judges the state in the transaction; with the server gone, a plain
+    record is kept in the queue with a warning, and one that a guard must judge fails, writing
+    nothing anywhere."""
+    url = pg_cluster.createdb()
+    project(sandbox.project)
+    monkeypatch.setenv("BATON_DATABASE_URL", url)
+    layout = location.resolve()
+    first = journal.commit(layout, "fetch", "done", "rows: 12")
+    again = journal.commit(layout, "fetch", "done", "rows: 12")
+    assert (first.retry, again.retry, first.warnings) == (False, True, ())
+    assert again.record["seq"] == first.record["seq"] == 1 and len(db_lines(url, "report")) == 1
+    seen: List[int] = []
+
+    def over_the_limit(snap: Any) -> None:
+        seen.append(snap.seq)
+        raise BatonError("over the limit", 1)
+
+    with pytest.raises(BatonError, match="over the limit"):
+        journal.commit(layout, "clean", "done", "guarded", guard=over_the_limit)
+    assert seen and seen[-1] == 1 and len(db_lines(url, "report")) == 1  # judged on the state in the database
+    pg_cluster.stop()
+    try:
+        with pytest.raises(BatonError) as caught:
+            journal.commit(layout, "clean", "done", "guarded", guard=lambda snap: None)
+        assert caught.value.message.startswith("cannot record: the job's database cannot be reached")
+        assert "nothing was recorded" in caught.value.message and Local(layout.root).queued() == []
+        queued = journal.commit(layout, "clean", "done", "plain")
+        assert queued.record["queued"] is True and queued.record["note"] == "plain"
+        assert queued.warnings[0].startswith("the job's database cannot be reached (")
+        assert [e["note"] for e in Local(layout.root).queued()] == ["plain"]
+    finally:
+        pg_cluster.start()
+    assert journal.read_state(layout).snapshot.seq == 2  # the queue written once the server is back
+    assert [json.loads(line)["note"] for line in db_lines(url, "report")] == ["rows: 12", "plain"]
+
+
+def test_baton_once_refuses_a_job_kept_in_a_database(baton: Baton, sandbox: Sandbox, pg_url: str) -> None:
+    project(sandbox.project)
+    run = baton("once", "k1", "--", "touch", "ran.txt", extra_env={"BATON_DATABASE_URL": pg_url})
+    assert run.code == 2 and run.err.startswith("baton: baton once needs the job in .baton/steps.jsonl"), run
+    assert not (sandbox.project / "ran.txt").exists() and db_lines(pg_url, "report") == []
+    artifacts = baton("verify", "--artifacts", extra_env={"BATON_DATABASE_URL": pg_url})
+    assert artifacts.code == 2 and "baton store pull" in artifacts.err
+
+
 def test_a_copy_past_its_freshness_is_refreshed_in_the_background(
         baton: Baton, sandbox: Sandbox, pg_cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
     """The hook answers from the copy at once and a detached process asks the server: it renews

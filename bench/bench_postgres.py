@@ -9,7 +9,7 @@ same records pushed there by ``baton store push``. Each hook runs as ``hooks/hoo
 one, which must be able to import psycopg), with Claude Code's payload on stdin:
 
 * PreToolUse Write inside the step's ``writes`` (no output), PostToolUse Write (counted);
-* Stop in a new session of worker W (a block naming its step); SessionStart (resume: the brief);
+* Stop in a new session of worker W (sent back, naming its step); SessionStart (resume: the brief);
 * with PostgreSQL, the hot-path hooks (PreToolUse, PostToolUse, Stop) three times: with the
   clone's copy of the state younger than ``mirror.FRESH_SECONDS`` (what most calls find), older
   (the call answers from it and starts a detached refresh), and older than
@@ -109,7 +109,7 @@ def payload(root: Path, event: str, session: str) -> Dict[str, Any]:
 def check(event: str, out: bytes) -> None:
     text = out.decode("utf-8", "replace")
     want = {"PreToolUse": text == "", "PostToolUse": "deny" not in text,
-            "Stop": '"decision": "block"' in text and f"NEXT: {HELD}" in text,
+            "Stop": '"hookEventName": "Stop", "additionalContext"' in text and f"NEXT: {HELD}" in text,
             "SessionStart": f"NEXT: {HELD}" in text and "DEGRADED:" not in text}[event]
     if not want:
         raise BenchError(f"{event}: unexpected output {text[-600:]!r}")

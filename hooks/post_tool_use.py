@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 from store.monitor import outcomes
-from store.state import journal, seen
+from store.state import journal, leases, seen
 from store.state.job import Job
 from store.state.location import Layout
 
@@ -96,7 +96,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.plan.exists():
         return None
-    job = Job(layout, env)
+    job = Job(layout, env_for(payload, env), fresh=False)
+    leases.renew(layout, job.snap, job.worker)
     tool = str(payload.get("tool_name") or "?")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(layout.project)
@@ -109,7 +110,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         ok, error = False, _first_line(f"check failed: {checked.output}")
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed}
-    observed = outcomes.observe(layout, record, job.snap.seq, step, job.plan.limits, job.snap)
+    if job.plan.parallel:  # counted per worker: the step's own records, not the other workers'
+        mark = int(job.snap.steps.get(step, {}).get("seq") or 0)
+        observed = outcomes.observe(layout, record, mark, step, job.plan.limits, job.snap, job.worker)
+    else:
+        observed = outcomes.observe(layout, record, job.snap.seq, step, job.plan.limits, job.snap)
     told = list(observed.model)
     if checked is not None:
         told.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "

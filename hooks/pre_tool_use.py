@@ -9,9 +9,10 @@ from __future__ import annotations
 import os
 
 from hooks.adapter import PayloadError, deny
-from hooks.context import layout_for
+from hooks.context import env_for, layout_for
 from store.gate import policy
 from store.gate.call import Call
+from store.state import leases
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -31,7 +32,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.plan.exists():
         reason = policy.decide(call, None, None, None)
     else:
-        job = Job(layout, env)
+        job = Job(layout, env_for(payload, env), fresh=False)
+        leases.renew(layout, job.snap, job.worker)
         reason = policy.decide(call, job.plan, job.next, policy.read_only_reason(job, call))
         if reason is None and call.external:
             reason = policy.count_external(job, call)

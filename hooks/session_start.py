@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 from store.base.errors import BatonError
 from store.base.text import one_line
-from store.state import seen
+from store.state import leases, seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -24,6 +24,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.plan.exists():
         return None  # no job here: say nothing
+    env = env_for(payload, env)
     try:
         job = Job(layout, env)
     except BatonError as exc:  # a broken plan is news the model must pass on to the person
@@ -34,8 +35,15 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         from store.monitor.limits import job_news
 
         session = str(payload.get("session_id", ""))
+        news = []
+        try:
+            if job.take_step():  # a parallel plan: this session becomes a worker with a step of its own
+                job = Job(layout, env)
+        except BatonError as exc:
+            news.append(f"DEGRADED: no step could be claimed for this session: {one_line(exc.message, 160)}")
+        leases.renew(layout, job.snap, job.worker)
         limits = job_news(job)
-        text = session_context(job.brief(session, [*limits, *brief_news(job)]))
+        text = session_context(job.brief(session, [*news, *limits, *brief_news(job)]))
         from store.state import health
 
         problem = health.write_problem(layout)

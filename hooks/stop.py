@@ -12,7 +12,7 @@ disk, read-only ``.baton/``), the decision is made from what can be read, the pe
 
 from __future__ import annotations
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 from store.monitor import launch, loop
 from store.state.job import Job
 
@@ -36,7 +36,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.plan.exists():
         return None
     transcript = payload.get("transcript_path")
-    job = Job(layout, env)
+    job = Job(layout, env_for(payload, env), fresh=False)
     try:
         answer = loop.stop(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
                            running_in_background(payload))

@@ -7,7 +7,7 @@ import json
 from store.base import durable
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
-from store.state import approvals, archive, journal
+from store.state import approvals, archive, claims, journal, workers
 from store.state.brief import ALL_DONE, progress
 from store.state.location import Layout
 from store.state.plan import Plan, Step, load_plan, parse_text
@@ -17,11 +17,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
+    from store.state.job import Job
     from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
              "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
-             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n")
+             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n"
+             "workers/\nshared.json\nqueue.jsonl\nqueue.lock\nrefresh.lock\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
@@ -72,12 +74,15 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
 class Recorded:
     """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
 
-    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int) -> None:
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int,
+                 complete: Optional[bool] = None) -> None:
         self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+        # in a parallel plan a worker may have no NEXT while others still work: complete is then False
+        self.complete = next_id is None if complete is None else complete
 
     def as_json(self) -> Dict[str, Any]:
         return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
-                "complete": self.next_id is None, "ok": self.code == 0}
+                "complete": self.complete, "ok": self.code == 0}
 
 
 def _skip_consent(step: Step, person: str) -> None:
@@ -117,7 +122,8 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
     skip_by_person = status == "skipped" and bool(person)
     from store.state.job import Job
 
-    if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
+    before = Job(layout, env) if (step.needs_approval or plan.parallel) else None  # whose step this was
+    if step.needs_approval and not skip_by_person and before is not None and not before.approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
     if status == "skipped":
@@ -145,21 +151,28 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
         fields.update(by="person", via=person)
     same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
     if same is not None:
-        nxt = progress(plan, snap).next
+        nxt = progress(plan, snap, workers.identity(env)).next
         return Recorded({}, status, nxt.id if nxt else None,
                         f"{step.id} is already recorded done with this same change (patch-id "
                         f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
     done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", ""), **fields},
                           steps=plan.ids, retry_check=recorded == status)
-    entry, nxt = done.record, progress(plan, done.loaded.snapshot).next
-    what = "already recorded" if done.retry else "recorded"
-    message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
-                          + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
-                          + f"); NEXT: {nxt.id if nxt else ALL_DONE}"] + [f"warning: {w}" for w in done.warnings])
+    entry = done.record
+    if entry.get("queued"):  # a database that cannot be reached: kept in the clone's queue
+        nxt = progress(plan, done.loaded.snapshot, workers.identity(env)).next
+        next_id, shown, complete = (nxt.id if nxt else None), "", False
+        message = (f"queued {step.id} {recorded}: the job's database cannot be reached, so the record is kept in "
+                   f"{layout.root / 'queue.jsonl'} and written, in order, when it is back")
+    else:
+        next_id, shown, complete = next_after(layout, env, step.id, before, done.loaded.snapshot)
+        what = "already recorded" if done.retry else "recorded"
+        message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
+                              + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
+                              + f"); NEXT: {shown}"] + [f"warning: {w}" for w in done.warnings])
     if recorded != status:
-        return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
-                        CHECK)
-    return Recorded(entry, status, nxt.id if nxt else None, message, 0)
+        return Recorded(entry, status, next_id, f"{message}\n{step.id} was not recorded done: {note}", CHECK,
+                        complete)
+    return Recorded(entry, status, next_id, message, 0, complete)
 
 
 def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
@@ -205,6 +218,34 @@ def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mappin
         more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
         raise BatonError(f"step {step_id!r} cannot be recorded done: files it changed fail their check: {shown}{more}. "
                          "Fix them (their check runs again on every write), then record the step.", CHECK)
+
+
+def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Optional[Job],
+               after: Snapshot) -> Tuple[Optional[str], str, bool]:
+    """(NEXT's id, NEXT as shown, whether the job is complete) for this worker after a record of
+    ``step_id``, the state being ``after``; in a parallel plan a worker whose step is now done
+    claims a ready one."""
+    plan = before.plan if before is not None else load_plan(layout.plan)
+    if not plan.parallel:
+        nxt = progress(plan, after).next
+        return (nxt.id if nxt else None), (nxt.id if nxt else ALL_DONE), nxt is None
+    from store.state.job import Job
+
+    job, claimed = Job(layout, env), ""
+    if job.next is None and not job.complete() and before is not None \
+            and claims.held_by(before.snap.claims, job.worker) == step_id:
+        if workers.claim(layout, job.plan, job.worker, job.waits).step:
+            job, claimed = Job(layout, env), " (claimed for you)"
+    return (job.next.id if job.next else None), next_text(job) + claimed, job.complete()
+
+
+def next_text(job: Job) -> str:
+    """NEXT as ``record`` and ``claim`` print it: the step, or why there is none."""
+    if job.next is not None:
+        return job.next.id
+    if job.complete():
+        return ALL_DONE
+    return workers.idle_next(job.plan, job.snap, job.worker, job.waits)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:

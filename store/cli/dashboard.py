@@ -75,8 +75,8 @@ def _head(data: Mapping[str, Any], paint: Painter) -> List[str]:
 
 def _next(data: Mapping[str, Any], now: float) -> List[str]:
     current = data["current"]
-    if current is None:
-        return _line("next", "all steps complete")
+    if current is None:  # in a parallel plan NEXT is this worker's own step: none claimed is not the end
+        return _line("next", "all steps complete" if data["done"] >= data["total"] else "no step claimed by you")
     phase = f" ({current['phase']})" if current["phase"] else ""
     since = _ago(current["since"], now).replace(" ago", "")
     what = f"{one_line(current['step'], 40)}{phase}, attempt {current['attempt']}" + (f", {since} in" if since else "")

@@ -86,10 +86,10 @@ def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import views as report
-    from store.state.ledger import read_last
+    from store.state import journal
 
     as_json = _as_json(args, "status")
-    last, _ = read_last(layout.ledger, 5)
+    last, _ = journal.last_records(layout, 5)
     data = report.status_data(Job(layout, env), last, env)
     return report.to_json(data) if as_json else "baton status:\n" + report.status_text(data)
 

@@ -15,7 +15,6 @@ from store.base.text import one_line
 from store.cli import dashboard, views
 from store.state import journal
 from store.state.job import Job
-from store.state.ledger import read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
 def status_of(layout: Layout) -> Dict[str, Any]:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    last, _ = read_last(layout.ledger, 5)
+    last, _ = journal.last_records(layout, 5)
     return views.status_data(job, last)
 
 

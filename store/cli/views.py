@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from store.base.text import one_line
+from store.state import leases, workers
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -33,6 +34,7 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
     from store.monitor import exporting, summary, telemetry
 
     data = summary.summarize(job, figures_of(job), last)
+    data.update(_parallel(job))
     state = exporting.load_state(job.layout)
     data["telemetry"] = {"enabled": telemetry.enabled(os.environ if env is None else env),
                          "last_export": state["ok"], "last_try": state["tried"], "error": state["error"],
@@ -40,10 +42,36 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
     return data
 
 
+def _parallel(job: Job) -> Dict[str, Any]:
+    """What a parallel plan adds: who this is, what is ready, and every worker's lease."""
+    if not job.plan.parallel:
+        return {"parallel": False}
+    rows = [{"worker": lease.worker, "step": lease.step, "since": lease.since, "idle_seconds": round(lease.idle),
+               "lease_seconds_left": round(lease.left), "live": lease.left > 0} for lease in job.leases()]
+    ready = [s.id for s in workers.ready(job.plan, job.snap)]
+    return {"parallel": True, "worker": job.worker, "ready": ready, "workers": rows,
+            "lease_minutes": leases.lease_seconds(job.plan) / 60, "database_problem": job.problem,
+            "queued": job.queued}
+
+
 def status_text(data: Dict[str, Any], colour: bool = False, every: bool = False) -> str:
     from store.cli import dashboard
 
-    return dashboard.render(data, colour, every, log_line=log_line)
+    text = dashboard.render(data, colour, every, log_line=log_line)
+    return "\n".join([text, *_workers_text(data)]) if data.get("parallel") else text
+
+
+def _workers_text(data: Dict[str, Any]) -> List[str]:
+    lines = [f"workers ({len(data['workers'])} holding a step; leases of {data['lease_minutes']:g} minutes; "
+             f"you are {one_line(data['worker'], 40)}):"]
+    for w in data["workers"]:
+        state = (f"active {w['idle_seconds']}s ago, {w['lease_seconds_left']}s of lease left" if w["live"]
+                 else f"lease expired {-w['lease_seconds_left']}s ago: claimable again")
+        lines.append(f"  {one_line(w['worker'], 40)}  {one_line(w['step'], 60)}  since {w['since']}  {state}")
+    lines.append("ready: " + (", ".join(one_line(s, 40) for s in data["ready"][:20]) or "(none)"))
+    if data.get("database_problem"):
+        lines.append(f"database: {data['database_problem']} ({data['queued']} record(s) queued)")
+    return lines
 
 
 def log_line(record: Dict[str, Any]) -> str:
@@ -73,7 +101,7 @@ def brief_data(job: Job, session: str) -> Dict[str, Any]:
     from store.monitor import limits, outcomes
 
     nxt = job.next
-    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": nxt is None,
+    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": job.complete(),
             "waiting": nxt.id if nxt is not None and job.waiting_for_approval() else None,
             "limits": limits.reached(job.plan.limits, job.snap, outcomes.read_counters(job.layout)),
             "last": job.snap.last}

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
-BATON_WRITE = ("record", "once")
+BATON_WRITE = ("record", "once", "claim", "release")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -52,7 +52,7 @@ def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan])
                                         "the person's decision. Ask them if the plan needs to change.")
         if sub and sub not in BATON_READ + BATON_WRITE + ("init",):
             return refuse("baton-cmd", f"baton denied `baton {sub}`: not a command the agent may run (use brief, "
-                                       "status, log, record).")
+                                       "status, log, record, claim, release).")
     return None
 
 

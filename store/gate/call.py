@@ -128,10 +128,15 @@ def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str
     return None
 
 
+BATON_TABLES = re.compile(r"\bbaton_(?:records|jobs|claims|writes|meta)\b")  # store.backend.postgres
+
+
 def mentions_protected(command: str) -> Optional[str]:
     folded = scope.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
+    if BATON_TABLES.search(folded):
+        return "the command names baton's tables in the job's database, which change only through `baton record`"
     return None
 
 

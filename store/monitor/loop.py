@@ -7,15 +7,19 @@ approval, when a job limit is reached, when nothing was recorded since the last 
 the session's budget (``limits.stop_blocks``, default :data:`DEFAULT_BUDGET`) is spent. While
 background work of the session (a subagent) still runs, the stop passes quietly: the session is
 not ending, since the host wakes it again when that work finishes, so nothing is spent or logged.
+In a parallel plan NEXT is the worker's own step: a worker whose step is done claims a ready one
+and is sent back to it; with nothing ready for it, it may stop; one that gives up with a step in
+hand gives it back, so another worker can take it at once.
 """
 
 from __future__ import annotations
 
 from store.base import durable
+from store.base.errors import BatonError
 from store.base.values import Value
 from store.monitor import alerts, limits, watch
 from store.monitor.outcomes import read_counters, save_counters
-from store.state import journal
+from store.state import journal, leases, workers
 from store.state.job import Job
 from store.state.protocol import stop_reason
 
@@ -25,6 +29,18 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET = 12
 KEEP_SESSIONS = 50
+
+
+def progress_mark(job: Job) -> Any:
+    """What changes when this session makes progress: the job's last step record, or in a parallel
+    plan the worker's own step and its last record (other workers' progress is not this one's)."""
+    if not job.plan.parallel:
+        return job.snap.progress_seq
+    step = job.next.id if job.next is not None else ""
+    return f"{step}@{job.snap.steps.get(step, {}).get('seq', 0)}"
+
+
+GIVING_UP = ("nothing recorded since", "this session's budget")
 
 
 def _verdict(job: Job, counters: Dict[str, Any], session: str, background: int) -> Tuple[Optional[str], str]:
@@ -40,12 +56,12 @@ def _verdict(job: Job, counters: Dict[str, Any], session: str, background: int) 
     budget = int(job.plan.limits.get("stop_blocks", DEFAULT_BUDGET))
     stops = counters.setdefault("stops", {})
     mine = stops.setdefault(session or "-", {"blocks": 0, "seq": -1})
-    if mine["blocks"] and mine["seq"] == job.snap.progress_seq:
+    if mine["blocks"] and mine["seq"] == progress_mark(job):
         return None, "nothing recorded since baton last sent the session back"
     if mine["blocks"] >= budget:
         return None, f"this session's budget of {budget} continuations is spent"
     mine["blocks"] += 1
-    mine["seq"] = job.snap.progress_seq
+    mine["seq"] = progress_mark(job)
     if len(stops) > KEEP_SESSIONS:
         stops.pop(next(iter(stops)))
     line = f"NEXT: {nxt.id}" + (f" - {nxt.title}" if nxt.title else "")
@@ -77,6 +93,13 @@ def stop(job: Job, session: str, transcript: str, background: int = 0) -> Answer
     tasks of the session are still running."""
     layout = job.layout
     layout.root.mkdir(parents=True, exist_ok=True)
+    if not background:
+        try:
+            if job.take_step():  # a worker whose step is done takes the next ready one
+                job = Job(layout, job.env)
+        except BatonError:
+            pass  # nothing could be claimed (the database is down): the session may stop
+    leases.renew(layout, job.snap, job.worker)
     with durable.locked(layout.hooks_lock):
         counters = read_counters(layout)
         counters["turns"] = int(counters.get("turns", 0)) + 1
@@ -89,12 +112,14 @@ def stop(job: Job, session: str, transcript: str, background: int = 0) -> Answer
             alerts.defer(counters, new)
         person = alerts.for_person(new, alerts.take_pending_person(counters))
         mine = counters.setdefault("stops", {}).setdefault(session or "-", {"blocks": 0, "seq": -1})
-        log = reason is None and bool(why) and mine.get("logged") != job.snap.progress_seq
+        log = reason is None and bool(why) and mine.get("logged") != progress_mark(job)
         if log:
-            mine["logged"] = job.snap.progress_seq  # one stop record per session and state of progress
+            mine["logged"] = progress_mark(job)  # one stop record per session and state of progress
         save_counters(layout, counters)
     if log and job.next is not None:
         journal.append(layout, job.next.id, "stop", f"session ended with {job.next.id} still NEXT: {why}")
+        if job.plan.parallel and why.startswith(GIVING_UP):
+            workers.release(layout, job.snap, job.worker, f"session stopped: {why}")
     return Answer(reason, person)
 
 

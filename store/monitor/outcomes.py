@@ -74,6 +74,17 @@ def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:
     return counters
 
 
+def for_worker(counters: Dict[str, Any], worker: str) -> Dict[str, Any]:
+    """The counters of one step's work: the whole file, or in a parallel plan (``worker`` given)
+    the worker's own part, so workers sharing a ``.baton/`` do not reset each other's."""
+    if not worker:
+        return counters
+    mine: Dict[str, Any] = counters.setdefault("workers", {}).setdefault(worker, {})
+    if len(counters["workers"]) > KEEP_FILES:
+        counters["workers"].pop(next(iter(counters["workers"])))
+    return mine
+
+
 class Observed(Value):
     __slots__ = ("model", "person", "earlier")
 
@@ -83,33 +94,38 @@ class Observed(Value):
         self.earlier = earlier  # the person's texts of alerts raised where no person could see them
 
 
-def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float]) -> List[str]:
+def update(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float],
+           worker: str = "") -> List[str]:
     """Fold one outcome in; return the alerts (for the model) that this outcome crosses."""
-    return observe(layout, event, seq, step, limits).model
+    return observe(layout, event, seq, step, limits, worker=worker).model
 
 
 def observe(layout: Layout, event: Mapping[str, Any], seq: int, step: str, limits: Mapping[str, float],
-            snap: Optional[Snapshot] = None) -> Observed:
+            snap: Optional[Snapshot] = None, worker: str = "") -> Observed:
     """Fold one outcome in: the events line, the counters, the reminders for the model and the
-    alerts for the person (raised once per condition; see :mod:`store.monitor.alerts`)."""
+    alerts for the person (raised once per condition; see :mod:`store.monitor.alerts`). ``worker``:
+    in a parallel plan, whose step this is (``seq`` is then that step's last record); its counters
+    are its own part of the file, the job's limits are judged on the whole."""
     from store.monitor import alerts
 
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.hooks_lock):
         append_event(layout, event)
-        c = _fresh_for(read_counters(layout), seq, step)
-        c["total_calls"] = int(c.get("total_calls", 0)) + 1
+        whole = read_counters(layout)
+        whole["total_calls"] = int(whole.get("total_calls", 0)) + 1
+        c = _fresh_for(for_worker(whole, worker), seq, step)
         c["calls_since_record"] = int(c.get("calls_since_record", 0)) + 1
         model, holding = _thresholds(c, event, step, limits, seq)
         if snap is not None:
-            holding += _job_conditions(c, limits, snap, step)
+            holding += _job_conditions(c, whole, limits, snap, step)
         now = str(event.get("ts") or "")
         new = alerts.fresh(c, holding, now)
         for line in alerts.lines(new, str(event.get("session") or ""), now):
             append_event(layout, line)
-        model = alerts.take_pending(c) + model + [a.model for a in new if a.kind in ("no-progress", "limit")]
-        earlier = alerts.take_pending_person(c)
-        save_counters(layout, c)
+        # alerts other hooks deferred are the job's, kept in the whole file (``c`` is it unless parallel)
+        model = alerts.take_pending(whole) + model + [a.model for a in new if a.kind in ("no-progress", "limit")]
+        earlier = alerts.take_pending_person(whole)
+        save_counters(layout, whole)
     return Observed(model, new, earlier)
 
 
@@ -160,7 +176,8 @@ def _thresholds(c: Dict[str, Any], event: Mapping[str, Any], step: str, limits: 
     return model, holding
 
 
-def _job_conditions(c: Dict[str, Any], limits: Mapping[str, float], snap: Snapshot, step: str) -> List[Any]:
+def _job_conditions(c: Dict[str, Any], whole: Dict[str, Any], limits: Mapping[str, float], snap: Snapshot,
+                    step: str) -> List[Any]:
     """Job limits reached and time without progress: cheap checks from the snapshot and counters."""
     import time
 
@@ -168,7 +185,7 @@ def _job_conditions(c: Dict[str, Any], limits: Mapping[str, float], snap: Snapsh
     from store.monitor import limits as job_limits
     from store.monitor.clock import epoch
 
-    holding = alerts.limits_hit(job_limits.reached(limits, snap, c), step) if step else []
+    holding = alerts.limits_hit(job_limits.reached(limits, snap, whole), step) if step else []
     progress_at = epoch((snap.last or {}).get("ts")) or epoch(snap.first_ts)
     late = alerts.no_progress(limits, progress_at, snap.progress_seq, step, time.time())
     alerts.settle(c, holding, "limit:")

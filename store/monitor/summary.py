@@ -150,7 +150,7 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
     session_views = sessions.views(fig, session_costs)
     by_id = {v["id"]: v for v in session_views}
     steps = [_step(job, fig, step, by_id, session_costs, rate, now) for step in job.plan.steps]
-    prog = progress(job.plan, job.snap)
+    prog = progress(job.plan, job.snap, job.worker)
     counts = {k: sum(1 for s in steps if s["status"] == k) for k in ("done", "skipped", "failed", "running", "pending")}
     cost = costs.job_cost(session_costs, rate)
     per_step, in_usd = done_costs(steps)

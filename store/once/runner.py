@@ -5,7 +5,9 @@ result. ``settle`` records what a person or the model found out about an unknown
 Exit codes: the command's own when it ran or was replayed; 3 when the outcome is unknown (an
 earlier run died between intent and result, or this run was interrupted or its command killed by
 a signal); 1 when the job's ``external_ops`` limit is reached or a settlement is refused; 2 for
-bad usage. A result is appended only after the command exited by itself.
+bad usage. A result is appended only after the command exited by itself. It needs the file store:
+its index finds records by their offset in ``steps.jsonl``, and its key lock is a file on this
+machine, so with a job kept in a database it refuses to run (README: "The PostgreSQL store").
 """
 
 from __future__ import annotations
@@ -78,6 +80,15 @@ def unknown_message(key: str, intent: Dict[str, Any], snap: Snapshot) -> str:
             f"{effects.idempotency_key(snap.first_hash, key)}), then settle it: {effects.settle_hint(key)}")
 
 
+def file_store_only(layout: Layout) -> None:
+    """Refuse before anything is looked up or run when the job is kept in a database."""
+    if journal.shared() is not None:
+        raise BatonError("baton once needs the job in .baton/steps.jsonl: its index finds records by their byte "
+                         "offset there and its key lock is a file on this machine, so with the job in a database "
+                         "(BATON_DATABASE_URL or BATON_STORE) nothing is run; run the command without baton once, "
+                         f"or keep this job in files ({layout.plan})")
+
+
 def _program(argv: Sequence[str], env: Mapping[str, str]) -> str:
     name = argv[0]
     found = shutil.which(name, path=env.get("PATH")) if "/" not in name else (
@@ -101,6 +112,7 @@ def _limit_guard(layout: Layout, cap: Optional[float]) -> Callable[[Snapshot], N
 def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[str],
              id_from: Optional[Pattern[str]], id_json: Optional[str], say: Say, show: Say) -> int:
     """``baton once KEY -- ARGV``; returns the exit code (see the module docstring)."""
+    file_store_only(layout)
     plan = load_plan(layout.plan)
     lock = keylock.KeyLock(layout, check_key(key))
     lock.acquire(on_wait=lambda: say(f"baton: once {key} is running in another process; waiting for its result"))
@@ -167,6 +179,7 @@ def settle(layout: Layout, key: str, outcome: str, evidence: str) -> str:
     """Record what was found out about an unknown outcome: ``done`` (it happened: replays exit 0),
     ``failed`` (it did not work: replays exit 1) or ``retry`` (it did not happen: the key may run
     again). ``retry`` also reopens a key whose command failed, to try it again on purpose."""
+    file_store_only(layout)
     load_plan(layout.plan)
     if outcome not in OUTCOMES:
         raise BatonError(f"settle: outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")

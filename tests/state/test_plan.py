@@ -158,6 +158,14 @@ BAD_PLANS: List[Tuple[str, str, Optional[str], str]] = [
     ("rule without a kind", _job(rules=[{"reason": "r"}]), "rule 1", "needs one of the fields deny_bash"),
     ("rule with an unknown field", _job(rules=[{"deny_bash": "x", "allow": "y"}]), "rule 1", "field 'allow'"),
     ("rule reason not a string", _job(rules=[{"deny_bash": "x", "reason": 1}]), "rule 1", "'reason'"),
+    ("needs not a list", _step(needs="ok"), "step 2 ('s')", "field 'needs'"),
+    ("needs an unknown step", _step(needs=["nope"]), "step 2 ('s')", "field 'needs'"),
+    ("needs a step twice", _step(needs=["ok", "ok"]), "step 2 ('s')", "field 'needs'"),
+    ("needs itself", _step(needs=["s"]), "step 2 ('s')", "field 'needs'"),
+    ("needs in a cycle", json.dumps({"steps": [{"id": "a", "needs": ["b"]}, "b"]}), "step 1 ('a')", "field 'needs'"),
+    ("needs in a longer cycle", json.dumps({"steps": ["a", {"id": "b", "needs": ["d"]}, "c", "d"]}),
+     "step 2 ('b')", "a cycle: 'b' -> 'd' -> 'c' -> 'b'"),
+    ("zero lease", _job(limits={"lease_minutes": 0}), None, "field 'limits.lease_minutes'"),
 ]
 
 
@@ -212,3 +220,12 @@ def test_plan_objects_are_immutable() -> None:
     plan: Plan = parse_plan(RICH)
     with pytest.raises(AttributeError):
         plan.steps[0].id = "other"  # type: ignore[misc]
+
+
+def test_needs_make_a_plan_parallel_and_a_step_without_needs_needs_the_one_before() -> None:
+    plan = parse_plan({"limits": {"lease_minutes": 0.5}, "steps": [
+        {"id": "a", "needs": []}, {"id": "b", "needs": []}, {"id": "c", "needs": ["a", "b"]}, "d"]})
+    assert plan.parallel and plan.limits["lease_minutes"] == 0.5
+    assert [plan.needs_of(i) for i in range(4)] == [(), (), ("a", "b"), ("c",)]
+    seed = parse_plan(SEED)
+    assert not seed.parallel and [seed.needs_of(i) for i in range(4)] == [(), ("a",), ("b",), ("c",)]

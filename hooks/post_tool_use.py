@@ -1,4 +1,8 @@
-"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds."""
+"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds.
+
+A sandboxed Bash call arrives with the rewritten command: the original is found by its
+``tool_use_id`` in ``.baton/run/``, and the after-check undoes what the mounts could not stop.
+"""
 
 from __future__ import annotations
 
@@ -50,12 +54,25 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else str(layout.project)
     ok = event == "PostToolUse"
+    undone = ""
+    if tool in ("Bash", "Write", "Edit", "NotebookEdit") and os.path.isdir(os.path.join(str(layout.root), "run")):
+        from store.gate.afterrun import after_call
+
+        original, undone = after_call(str(layout.root), payload)
+        if original is not None and tool == "Bash":
+            tool_input = {**(tool_input or {}), "command": original}
+    if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):
+        from store.gate import probe
+
+        probe.forget(env)  # bubblewrap itself failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
               "step": step, "tool": tool, "target": target, "ok": ok,
-              "error": "" if ok else _first_line(payload.get("error")), "changed": changed}
+              "error": "" if ok else _first_line(payload.get("error")), "changed": changed,
+              **({"undone": undone[:300]} if undone else {})}
     alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    alerts += [undone] if undone else []
     if not alerts:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

@@ -26,5 +26,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
-        text = session_context(job.brief(str(payload.get("session_id", ""))))
+        from store.cli.views import gates_news
+
+        news = gates_news(job, env)
+        text = session_context(job.brief(str(payload.get("session_id", "")), [news] if news else []))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

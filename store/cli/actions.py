@@ -60,7 +60,9 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
     recorded = status
     if status == "done" and step.validate:
         seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-        outcome = validation.run(step.validate, layout.project, seconds)
+        from store.gate.enforce import validate_sandbox
+
+        outcome = validation.run(step.validate, layout.project, seconds, validate_sandbox(Job(layout, env), step, env))
         if not outcome.ok:
             recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
     record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
@@ -82,6 +84,10 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} does not need an approval; nothing recorded."
     if job.approved(step.id):
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
+    if job.next is None or job.next.id != step.id:
+        now = f"NEXT is {job.next.id}" if job.next else "every step is complete"
+        raise BatonError(f"step {step.id} is not waiting for an approval now ({now}); an approval counts only "
+                         f"for the step that waits at that moment, so approve it when the job reaches it", CHECK)
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
     sig = approvals.sign(key, job.key_scope, step.id, ts, session)

@@ -58,7 +58,8 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", "")))
+    news = report.gates_news(job, os.environ)
+    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", ""), [news] if news else []))
     return 0
 
 
@@ -66,7 +67,7 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     last, _ = read_last(layout.ledger, 5)
-    data = report.status_data(job, last)
+    data = {**report.status_data(job, last), "sandbox": report.sandbox_data(job, os.environ)}
     print(json.dumps(data, indent=2) if args.json else report.status_text(data))
     return 0
 

@@ -56,7 +56,11 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
 
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    return Job(layout, env).brief(env.get("CLAUDE_CODE_SESSION_ID", ""))
+    from store.cli import views as report
+
+    job = Job(layout, env)
+    news = report.gates_news(job, env)
+    return job.brief(env.get("CLAUDE_CODE_SESSION_ID", ""), [news] if news else [])
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
@@ -64,7 +68,8 @@ def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.state.ledger import read_last
 
     last, _ = read_last(layout.ledger, 5)
-    return report.status_text(report.status_data(Job(layout, env), last))
+    job = Job(layout, env)
+    return report.status_text({**report.status_data(job, last), "sandbox": report.sandbox_data(job, env)})
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
@@ -82,6 +87,12 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
     words, note = split_words(args, 1)
     if not words:
         raise BatonError("usage: /baton:approve STEP [NOTE]")
+    from store.cli.origin import nested_session
+
+    nested = nested_session(env)
+    if nested:
+        raise BatonError(f"refused /baton:approve: this prompt did not come from the person's own session ({nested}). "
+                         "Only a person approves, by typing it in their own session. [baton:nested-session]")
     return actions.approve_step(layout, env, words[0], note, "/baton:approve typed in the prompt")
 
 

@@ -8,7 +8,24 @@ from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List
+    from typing import Any, Dict, List, Mapping, Optional
+
+
+def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
+    """Whether Bash is enforced by baton's sandbox here, and why not when it is not."""
+    from store.gate.enforce import current_mode
+
+    mode = current_mode(job.plan, str(job.layout.project), env)
+    return {"enforced": mode.kernel, "why": mode.why}
+
+
+def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:
+    """The brief's line when no sandbox can run: the gates then only read commands."""
+    data = sandbox_data(job, env)
+    if data["enforced"]:
+        return None
+    return (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
+            "not confined")
 
 
 def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
@@ -43,6 +60,10 @@ def status_text(data: Dict[str, Any]) -> str:
         " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
         if sessions else ""))
     lines += [f"problem: {p}" for p in data["problems"]]
+    sandbox = data.get("sandbox")
+    if sandbox is not None:
+        lines.append("gates: Bash runs in baton's sandbox (bubblewrap), enforced by the kernel" if sandbox["enforced"]
+                     else f"gates are best effort: baton's sandbox cannot run here ({sandbox['why']})")
     return "\n".join(lines)
 
 

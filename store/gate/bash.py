@@ -15,6 +15,7 @@ import os
 import re
 
 from store.base import paths as scope
+from store.gate import runners
 from store.gate.call import Call, Rules, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
@@ -70,7 +71,9 @@ def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]])
 
 
 def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
-                read_only: Optional[Tuple[str, str]]) -> Optional[str]:
+                read_only: Optional[Tuple[str, str]], kernel: bool = False) -> Optional[str]:
+    """``None`` to let the command run, else the reason to refuse it. ``kernel``: the command will run
+    in baton's sandbox, so a command whose effect cannot be told is left to the kernel's limits."""
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
@@ -86,7 +89,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     verdict = _baton_verdict(result.baton, plan)
     if verdict:
         return verdict
-    for target in result.writes:
+    outputs, unknown_output = runners.outputs(command, call.cwd)
+    for target in (*result.writes, *outputs):
         found = protected(call, os.path.realpath(target), os.path.normpath(target), plan)
         if found:
             return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
@@ -103,9 +107,12 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if rules.tools is not None and "Bash" not in rules.tools:
         return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
-    if rules.writes is None or harmless or matches_any(command, rules.bash):
+    if rules.writes is None or harmless:
         return None
-    return _outside_writes(call, rules, result.writes, result.opaque)
+    if matches_any(command, rules.bash):  # a step's own pattern: what its options name is still a write
+        return _outside_writes(call, rules, outputs, () if kernel or not unknown_output else
+                               ("a test runner's output option is not a plain path",))
+    return _outside_writes(call, rules, result.writes, () if kernel else result.opaque)
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:

@@ -35,6 +35,12 @@ PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "published": {},
 }
 CHAINING = re.compile(r"[;&|<>`\n\r]|\$\(")
+# While a job is active no tool writes these: Claude Code, MCP, editors, direnv, git or a shell run
+# what they hold later, outside baton's sandbox. Relative to the project, then to the home folder.
+PROJECT_CODE = (".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
+                ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
+HOME_CODE = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".gitconfig",
+             ".config/git", ".claude", ".claude.json", ".ssh", ".local/bin", ".config/baton")
 
 
 def refuse(code: str, reason: str) -> str:
@@ -89,7 +95,17 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
     if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
+    if plan and runs_code(call, real):
+        return "runs-code", ("Claude Code, git or your shell would run what it holds later, outside baton's sandbox, "
+                             "so while a job is active only the person edits it")
     return None
+
+
+def runs_code(call: Call, real: str) -> bool:
+    """``real`` is one of the files that make other programs run code later (:data:`PROJECT_CODE`)."""
+    home = os.path.realpath(call.home)
+    return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+        any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
 
 
 def mentions_protected(command: str) -> Optional[str]:

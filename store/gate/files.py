@@ -2,7 +2,11 @@
 
 Never inside ``.baton/``, the approval key's folder or the plan's ``protect`` globs; nothing while
 only reading is allowed; otherwise only tools the step allows, inside the step's ``writes``.
-Paths are resolved through symlinks before any comparison (see ``store.base.paths``).
+Paths are resolved through symlinks before any comparison (see ``store.base.paths``). While a job
+is active, a file with another hard link is refused (the other name may be the ledger or the key),
+and so is every write while a sandboxed Bash command still runs in the background: these tools
+run outside the sandbox, and such a command could swap a folder on the path for a symlink between
+this check and the write.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import os
 
 from store.base import paths as scope
 from store.gate.call import WRITE_TOOLS, Call, Rules, protected, refuse, tools_check
+from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,9 +45,52 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
     raw = call.input.get(WRITE_TOOLS[call.tool]) if isinstance(call.input, dict) else None
     if not isinstance(raw, str) or not raw.strip() or "\x00" in raw:
         return refuse("payload", f"baton denied {call.tool}: the call has no usable path, so it cannot be checked.")
-    never = target_reason(call, raw, plan, Rules(None))
+    never = target_reason(call, raw, plan, Rules(None)) or _linked(call, raw, plan) or _racing(call, raw, plan)
     if never:
         return never
     if read_only:
         return refuse(read_only[0], f"baton denied {call.tool} on {raw}: {read_only[1]}")
     return tools_check(call, rules) or target_reason(call, raw, plan, rules)
+
+
+def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
+    """A hard link to a protected file would let this tool write it under another name."""
+    key = os.path.join(call.key_dirs[1], approvals.KEY_NAME)
+    if plan is None and not os.path.exists(key):
+        return None
+    real = scope.resolve(raw, call.cwd, call.home)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None  # a new file has no other name
+    if st.st_nlink <= 1 or os.path.isdir(real):
+        return None
+    for folder in (call.state_dirs[1], call.key_dirs[1]):
+        try:
+            names = [os.path.join(folder, n) for n in os.listdir(folder)]
+        except OSError:
+            continue
+        for name in names:
+            try:
+                if os.path.samefile(name, real):
+                    return refuse("hard-link", f"baton denied writing {raw}: it is a hard link to {name}, which no "
+                                               "tool may write. Remove the link (`rm` it) and write a new file.")
+            except OSError:
+                continue
+    return refuse("hard-link", f"baton denied writing {raw}: it has {st.st_nlink} hard links, and baton cannot tell "
+                               "whether one is a protected file. Copy it to a new file (cp) and write that instead.")
+
+
+def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
+    if plan is None:
+        return None
+    from store.gate import runs
+
+    live = runs.running(call.state_dirs[1])
+    if not live:
+        return None
+    shown = " ".join(str(live[0].get("command", "")).split())[:80]
+    return refuse("background", f"baton denied {call.tool} on {raw}: the sandboxed command `{shown}` is still running "
+                                "(in the background), and this tool writes outside the sandbox, where that command "
+                                "could swap a folder on the path for a symlink. Edit the file with a Bash command "
+                                "(it runs sandboxed), or stop the background command first.")

@@ -41,7 +41,20 @@ class Job:
         return os.path.realpath(str(self.layout.root))
 
     def approved(self, step_id: str) -> bool:
-        return step_id in self.snap.approvals and self.approvals_checked.get(step_id, False)
+        """A signed approval given while the step was waiting: every step before it complete, and
+        recorded before the approval (an approval given ahead of time counts for nothing)."""
+        entry = self.snap.approvals.get(step_id)
+        if entry is None or not self.approvals_checked.get(step_id, False):
+            return False
+        seq = entry.get("seq")
+        for step in self.plan.steps:
+            if step.id == step_id:
+                return True
+            info = self.snap.steps.get(step.id, {})
+            if info.get("status") not in ("done", "skipped") or not isinstance(seq, int) or \
+                    not isinstance(info.get("seq"), int) or info["seq"] > seq:
+                return False
+        return False
 
     def waiting_for_approval(self) -> bool:
         return self.next is not None and self.next.needs_approval and not self.approved(self.next.id)

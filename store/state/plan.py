@@ -14,6 +14,8 @@ from pathlib import Path
 
 from store.base.errors import USAGE, BatonError
 from store.base.values import Frozen
+from store.state import sandbox_settings
+from store.state.sandbox_settings import SandboxSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -21,8 +23,8 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "sandbox")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "sandbox")
 RULE_FIELDS = ("id", "deny_bash", "reason")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
@@ -60,15 +62,16 @@ class Rule(Frozen):
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "sandbox")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None) -> None:
+                 validate: Optional[str] = None, sandbox: Optional[SandboxSettings] = None) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
+        self.sandbox = sandbox  # the step's own git/network settings for the sandbox, if any
 
     @property
     def needs_approval(self) -> bool:
@@ -77,12 +80,14 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "sandbox")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
-                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json") -> None:
+                 protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
+                 sandbox: SandboxSettings = sandbox_settings.DEFAULT) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
+        self.sandbox = sandbox
 
     @property
     def ids(self) -> Tuple[str, ...]:
@@ -165,7 +170,15 @@ def _step(raw: Any, index: int, source: str) -> Step:
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate)
+    sandbox = _sandbox(raw["sandbox"], f"{source}: step {index + 1} ({sid!r})", True) if "sandbox" in raw else None
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, sandbox)
+
+
+def _sandbox(raw: Any, where: str, step: bool) -> SandboxSettings:
+    try:
+        return sandbox_settings.parse(raw, where, step)
+    except sandbox_settings.SandboxSettingsError as exc:
+        raise PlanError(exc.message) from None
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:
@@ -225,7 +238,8 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
-    return Plan(steps, job, limits, protect, rules, source)
+    sandbox = _sandbox(data["sandbox"], source, False) if "sandbox" in data else sandbox_settings.DEFAULT
+    return Plan(steps, job, limits, protect, rules, source, sandbox)
 
 
 def load_plan(path: Path) -> Plan:

@@ -36,7 +36,8 @@ TOP_KEYS: Dict[str, Set[str]] = {
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
-    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"},
+    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext",
+                   "updatedInput"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
     "UserPromptSubmit": {"hookEventName", "suppressOriginalPrompt"},
@@ -94,7 +95,7 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
             if key in specific:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
-            assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
+            check_pre_tool_use(specific)
         if "suppressOriginalPrompt" in specific:
             assert specific["suppressOriginalPrompt"] is True
     if event == "UserPromptSubmit":
@@ -102,6 +103,18 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     if event == "Stop":
         assert set(answer) == {"decision", "reason"}, answer
     return answer
+
+
+def check_pre_tool_use(specific: Mapping[str, Any]) -> None:
+    """deny alone; or allow/ask, only for Bash, always with updatedInput (a command to run instead):
+    updatedInput without a decision would make Claude Code check its rules on the rewrite."""
+    decision = specific["permissionDecision"]
+    assert decision in ("deny", "ask", "allow"), specific
+    if decision == "deny":
+        assert "updatedInput" not in specific, specific
+        return
+    new = specific.get("updatedInput")
+    assert isinstance(new, dict) and isinstance(new.get("command"), str) and new["command"].strip(), specific
 
 
 @dataclass(frozen=True)
@@ -131,6 +144,17 @@ class Result:
     def denied(self) -> bool:
         specific = (self.answer or {}).get("hookSpecificOutput") or {}
         return specific.get("permissionDecision") == "deny"
+
+    @property
+    def decision(self) -> str:
+        """deny, ask or allow; '' when the hook said nothing (Claude Code's own flow goes on)."""
+        return str(((self.answer or {}).get("hookSpecificOutput") or {}).get("permissionDecision") or "")
+
+    @property
+    def command(self) -> str:
+        """The command Claude Code runs: the rewritten one when the hook gave one ('' otherwise)."""
+        specific = (self.answer or {}).get("hookSpecificOutput") or {}
+        return str((specific.get("updatedInput") or {}).get("command") or "")
 
 
 def encode(payload: Union[Payload, bytes, str]) -> bytes:

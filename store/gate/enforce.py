@@ -1,0 +1,165 @@
+"""How a Bash call goes on while a job is active: refused, or handed back to run in baton's sandbox.
+
+Order: the static gate (:func:`store.gate.bash.decide_bash`: baton's files, the job's rules,
+waiting, limits, known writes outside the step); the person's own Claude Code rules on the
+original command (:mod:`store.gate.permissions`); then ``allow`` or ``ask`` with ``updatedInput``,
+the command rewritten to run in the sandbox (never ``updatedInput`` alone: Claude Code would check
+its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths. Where no
+sandbox can run, the static gate alone decides and Claude Code's own prompts follow unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from store.gate import baton_calls, claude_settings, permissions, probe, rewrite, runs, sandbox
+from store.gate.bash import decide_bash
+from store.gate.call import Call, Rules, refuse
+from store.state import approvals
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional, Tuple
+
+    from store.state.job import Job
+    from store.state.plan import Plan, Step
+    from store.state.sandbox_settings import SandboxSettings
+
+TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
+               ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
+
+
+class Mode:
+    """Where Bash is enforced: ``kernel`` (bubblewrap, at ``bwrap``) or not, and why not."""
+
+    def __init__(self, kernel: bool, why: str = "", bwrap: str = "") -> None:
+        self.kernel, self.why, self.bwrap = kernel, why, bwrap
+
+    def describe(self) -> str:
+        return "bubblewrap (enforced by the kernel)" if self.kernel else f"unavailable ({self.why})"
+
+
+def mode_for(plan: Plan, env: Mapping[str, str], person: claude_settings.PersonRules) -> Mode:
+    if not plan.sandbox.enabled:
+        return Mode(False, "the plan turns it off: sandbox.enabled is false")
+    if person.claude_sandbox:
+        return Mode(False, "Claude Code's own sandbox is on, and baton's cannot run inside it")
+    if not sys.platform.startswith("linux"):
+        return Mode(False, f"baton's sandbox needs Linux and bubblewrap; this is {sys.platform}")
+    found = probe.bubblewrap(env)
+    return Mode(True, bwrap=found.bwrap) if found.ok else Mode(False, found.why)
+
+
+def current_mode(plan: Plan, project: str, env: Mapping[str, str]) -> Mode:
+    """The mode for ``baton status`` and the brief."""
+    return mode_for(plan, env, claude_settings.load(os.path.realpath(project), env))
+
+
+def _answer(decision: str, reason: str, command: Optional[str] = None,
+            tool_input: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    specific: Dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                "permissionDecisionReason": reason}
+    if command is not None:
+        specific["updatedInput"] = {**(tool_input or {}), "command": command}
+    return {"hookSpecificOutput": specific}
+
+
+def step_writes(plan: Plan, step: Optional[Step], rules: Rules, read_only: bool) -> Optional[Tuple[str, ...]]:
+    """What a sandboxed command may write in this step: ``None`` for the whole project."""
+    if read_only:
+        return ()
+    writes = rules.writes
+    if writes is None:
+        return None
+    extra = plan.sandbox.extra_writes if writes else ()
+    caches = TEST_CACHES if step is not None and step.phase == "validated" else ()
+    return (*writes, *extra, *caches)
+
+
+def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.Policy:
+    step = job.next
+    settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
+    writes = step_writes(job.plan, step, rules, read_only)
+    git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
+    return sandbox.Policy(call.project, str(job.layout.root), approvals.key_dir(call.env), call.home, writes,
+                          job.plan.protect, git, settings.network_mode, settings.caches,
+                          disable_userns=settings.disable_userns)
+
+
+def _baton_call(command: str, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
+                tool_input: Mapping[str, Any]) -> Dict[str, Any]:
+    ok, why = baton_calls.safe(args, job.next.id if job.next else None)
+    allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
+    reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
+    return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args), tool_input)
+
+
+def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
+        Dict[str, Any]]:
+    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing)."""
+    command = str(call.input.get("command"))
+    person = claude_settings.load(call.project, call.env)
+    mode = mode_for(job.plan, call.env, person)
+    rules = Rules(job.next)
+    if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
+        rules.writes = step_writes(job.plan, job.next, rules, False)
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel)
+    if refused:
+        return _answer("deny", refused)
+    verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
+                                call.project, call.home)
+    if verdict.decision == "deny":
+        return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
+    args = baton_calls.invocation(command)
+    if args is not None:
+        return _baton_call(command, args, job, verdict, call.input)
+    if not mode.kernel:
+        if job.plan.sandbox.require:
+            return _answer("deny", refuse("sandbox", f"baton denied this command: this job requires baton's "
+                                                     f"sandbox, which cannot run here ({mode.why}). Tell the person."))
+        return None
+    return _sandboxed(call, job, Rules(job.next), read_only is not None, verdict, mode, payload)
+
+
+def _sandboxed(call: Call, job: Job, rules: Rules, read_only: bool, verdict: permissions.Verdict, mode: Mode,
+               payload: Mapping[str, Any]) -> Dict[str, Any]:
+    command = str(call.input.get("command"))
+    policy = policy_for(call, job, rules, read_only)
+    state_dir = str(job.layout.root)
+    rid = runs.run_id(payload.get("tool_use_id"))
+    files = runs.paths(state_dir, rid)
+    built = sandbox.build(policy, files["lock"])
+    record = {"command": command, "step": job.next.id if job.next else "",
+              "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
+    runs.start(state_dir, rid, record)
+    rewrite.write_args(files["args"], built.args)
+    decision = verdict.decision
+    if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
+        decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
+    else:
+        why = verdict.why
+    where = sandbox.summary(policy)
+    reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
+              if decision == "allow" else
+              f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
+    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"])
+    return _answer(decision, reason, line, call.input)
+
+
+def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:
+    """(bwrap, policy) to run ``step``'s ``validate`` command in, or ``None`` where no sandbox runs.
+
+    The command runs tests the model wrote, so it gets the step's writes and the test caches, and git
+    read-only, like the validated phase's test runners in Bash."""
+    project = str(job.layout.project)
+    mode = mode_for(job.plan, env, claude_settings.load(os.path.realpath(project), env))
+    if not mode.kernel:
+        return None
+    rules = Rules(step)
+    writes = None if rules.writes is None else (*rules.writes, *job.plan.sandbox.extra_writes, *TEST_CACHES)
+    settings = job.plan.sandbox.for_step(step.sandbox)
+    home = env.get("HOME") or os.path.expanduser("~")
+    return mode.bwrap, sandbox.Policy(project, str(job.layout.root), approvals.key_dir(env), home, writes,
+                                      job.plan.protect, "ro", settings.network_mode, settings.caches,
+                                      disable_userns=settings.disable_userns)

@@ -46,7 +46,12 @@ def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
 def status_text(data: Dict[str, Any]) -> str:
     head = f"job {data['job']}: " if data["job"] else ""
     lines = [f"{head}{data['done']}/{data['total']} steps complete, {data['records']} ledger records",
-             f"next: {data['next'] if data['next'] is not None else ALL_DONE}", "steps:"]
+             f"next: {data['next'] if data['next'] is not None else ALL_DONE}"]
+    sandbox = data.get("sandbox")
+    if sandbox is not None:
+        lines.append("gates: Bash runs in baton's sandbox (bubblewrap), enforced by the kernel" if sandbox["enforced"]
+                     else f"gates are best effort: baton's sandbox cannot run here ({sandbox['why']})")
+    lines.append("steps:")
     for s in data["steps"]:
         extra = f" attempt {s['attempt']}" if s["attempt"] else ""
         gate = " [needs approval]" if s["approval"] and not s["approved"] else ""
@@ -60,10 +65,6 @@ def status_text(data: Dict[str, Any]) -> str:
         " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
         if sessions else ""))
     lines += [f"problem: {p}" for p in data["problems"]]
-    sandbox = data.get("sandbox")
-    if sandbox is not None:
-        lines.append("gates: Bash runs in baton's sandbox (bubblewrap), enforced by the kernel" if sandbox["enforced"]
-                     else f"gates are best effort: baton's sandbox cannot run here ({sandbox['why']})")
     return "\n".join(lines)
 
 

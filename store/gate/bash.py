@@ -101,7 +101,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
                                    f"({result.opaque[0]}). Use `baton record` to change the ledger.")
     harmless = result.readonly or (
         _baton_only(result.commands, result.baton) and not result.writes and not result.opaque)
-    if read_only and not harmless:
+    if read_only and (result.writes or outputs if kernel else not harmless):  # the sandbox then runs it read-only
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
     if rules.tools is not None and "Bash" not in rules.tools:

@@ -82,9 +82,9 @@ def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.P
     settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
     writes = step_writes(job.plan, step, rules, read_only)
     git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
+    network = "none" if read_only else settings.network_mode  # only reading: nothing leaves the machine either
     return sandbox.Policy(call.project, str(job.layout.root), approvals.key_dir(call.env), call.home, writes,
-                          job.plan.protect, git, settings.network_mode, settings.caches,
-                          disable_userns=settings.disable_userns)
+                          job.plan.protect, git, network, settings.caches, disable_userns=settings.disable_userns)
 
 
 def _baton_call(command: str, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]

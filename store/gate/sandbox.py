@@ -89,7 +89,7 @@ def _existing_dirs(paths: List[str]) -> List[str]:
 def _tmp_and_caches(policy: Policy) -> List[str]:
     os.makedirs(policy.tmp, mode=0o700, exist_ok=True)
     args = ["--bind", policy.tmp, "/tmp"] + (["--bind", policy.tmp, "/var/tmp"] if os.path.isdir("/var/tmp") else [])
-    for root in (policy.project, policy.home, policy.state_dir):  # a project or home under /tmp is shown again
+    for root in (policy.project, policy.home):  # a project or home under /tmp is shown again
         if inside(root, HIDDEN_TMP):
             args += ["--ro-bind", root, root]
     if policy.caches == "shared":

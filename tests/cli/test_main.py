@@ -292,3 +292,27 @@ def test_cli_works_from_any_folder_name_and_through_a_symlink(
     assert baton("init", "a", script=links / "baton").code == 0
     run = baton("brief", script=links / "baton")
     assert run.out == "PLAN: a\nDONE: (nothing yet)\nNEXT: a\n"
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "fallback"])
+def test_validate_runs_in_the_sandbox_with_the_steps_writes(mode: str, baton: Baton, sandbox: Sandbox) -> None:
+    import gatemodes
+
+    gatemodes.set_mode(mode, sandbox.home)
+    sandbox.state.mkdir()
+    validate = ("echo ok > src/report.txt; echo pwn >> .baton/steps.jsonl; echo x > outside.txt; "
+                "cat ~/.config/baton/approval.key; true")
+    plan = {"steps": [{"id": "build", "writes": ["src/**"], "validate": validate}]}
+    (sandbox.state / "plan.json").write_text(json.dumps(plan))
+    (sandbox.project / "src").mkdir()
+    key = __import__("store.state.approvals", fromlist=["x"]).ensure_key({"HOME": str(sandbox.home)})
+    run = baton("record", "build", "done", "tests pass")
+    assert (sandbox.project / "src" / "report.txt").read_text() == "ok\n"
+    ledger = (sandbox.state / "steps.jsonl").read_bytes()
+    if mode == "sandboxed":  # the tests the model wrote ran confined, like its Bash commands
+        assert run.code == 0, run.err
+        assert b"pwn" not in ledger and not (sandbox.project / "outside.txt").exists()
+        assert [r["status"] for r in _records(sandbox)] == ["done"]
+    else:  # without a sandbox they could do anything: here they broke the ledger the record then appends to
+        assert b"pwn" in ledger and (sandbox.project / "outside.txt").exists() and run.code == 1
+    assert key not in run.out.encode() + run.err.encode()

@@ -240,6 +240,9 @@ def judge(command: str, mode: str, person: PersonRules, cwd: str, project: str, 
             return Verdict("ask", f"it matches your ask rule Bash({pattern}) ({source} settings)", by_rule=True)
     if mode == "bypassPermissions":
         return Verdict("allow", "bypassPermissions mode")
+    for pattern, source in person.rules["allow"]:
+        if pattern == "":  # `Bash` alone: every command, read through or not
+            return Verdict("allow", f"your allow rule Bash ({source} settings)")
     where = (cwd, os.path.realpath(project), home)
     reasons = [] if parsed.opaque else [_allowed(s, mode, person, where) for s in parsed.commands]
     writes_ok = all(t is not None and _inside(t, *where) for t in parsed.redirects) and \

@@ -34,6 +34,7 @@ PRIVATE_CACHE_ENV = {"XDG_CACHE_HOME": "", "PIP_CACHE_DIR": "pip", "npm_config_c
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock",
            "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/snapd.socket")
 HIDDEN_TMP = ("/tmp", "/var/tmp")
+PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # `baton` works inside too
 
 
 class Policy:
@@ -89,7 +90,7 @@ def _existing_dirs(paths: List[str]) -> List[str]:
 def _tmp_and_caches(policy: Policy) -> List[str]:
     os.makedirs(policy.tmp, mode=0o700, exist_ok=True)
     args = ["--bind", policy.tmp, "/tmp"] + (["--bind", policy.tmp, "/var/tmp"] if os.path.isdir("/var/tmp") else [])
-    for root in (policy.project, policy.home):  # a project or home under /tmp is shown again
+    for root in (policy.project, policy.home, PLUGIN):  # a project, home or plugin under /tmp is shown again
         if inside(root, HIDDEN_TMP):
             args += ["--ro-bind", root, root]
     if policy.caches == "shared":

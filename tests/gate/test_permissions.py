@@ -31,6 +31,12 @@ def test_rule_forms(pattern: str, text: str, hit: bool) -> None:
     assert permissions.rule_matches(pattern, text) is hit
 
 
+def test_bash_alone_allows_every_command_but_a_denied_one() -> None:
+    person = rules(allow=["Bash"], deny=["Bash(rm:*)"])
+    assert permissions.judge("x=$(date); echo $x", "default", person, PROJECT, PROJECT, "/h").decision == "allow"
+    assert permissions.judge("x=rm; $x f", "default", person, PROJECT, PROJECT, "/h").decision == "deny"
+
+
 def rules(**kinds: List[str]) -> PersonRules:
     found = PersonRules()
     for kind, items in kinds.items():

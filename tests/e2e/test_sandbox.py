@@ -170,3 +170,21 @@ def test_a_nested_claude_in_the_waiting_step_is_stopped_by_the_kernel(
     assert (project / ".baton" / "steps.jsonl").read_bytes().startswith(ledger_before)
     assert [r for r in ledger(project) if r["status"] == "approved"] == []
     assert "WAITING: ship needs a person's approval" in baton(plugin_copy, project, claude.home, "brief").stdout
+
+
+def test_write_waits_while_a_sandboxed_command_runs_in_the_background(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    job(project, plugin_copy, claude)
+    assert baton(plugin_copy, project, claude.home, "record", "prep", "done", "x").returncode == 0
+    server = tool_use("Bash", {"command": "sleep 6", "description": "server", "run_in_background": True}, id="server")
+    fake_api.script = Turns([text("start"), server],
+                            [tool_use("Write", {"file_path": "src/a.py", "content": "x\n"}, id="write")],
+                            [bash("edit", "echo y > src/b.py")], [text("done")])
+
+    run = claude.run("do step build", cwd=project, plugin_dir=plugin_copy, timeout=120)
+
+    assert run.returncode == 0, run.stderr
+    seen = outputs(fake_api)
+    assert "the sandboxed command `sleep 6` is still running" in seen["write"], seen["write"]
+    assert not (project / "src" / "a.py").exists() and (project / "src" / "b.py").read_text() == "y\n"

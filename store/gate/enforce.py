@@ -143,8 +143,20 @@ def _sandboxed(call: Call, job: Job, rules: Rules, read_only: bool, verdict: per
     reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
               if decision == "allow" else
               f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
-    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"])
+    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], _proxy(policy, rid, mode.bwrap))
     return _answer(decision, reason, line, call.input)
+
+
+def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
+    """The command line of the allowlisting proxy for a network allowlist (``()`` otherwise)."""
+    if not isinstance(policy.network, tuple):
+        return ()
+    import zlib
+
+    name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netproxy.py")
+    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, os.path.join(policy.tmp, name), f"/tmp/{name}",
+            bwrap, *policy.network, "--")
 
 
 def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:

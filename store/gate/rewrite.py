@@ -15,9 +15,14 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List
+    from typing import List, Sequence
 
-INNER = ("exec 3>&4 4>&-; __baton_cmd=$1; shift; "
+# with a network allowlist, start the forwarder to baton's proxy first (store/gate/netproxy.py)
+PROXY = ("if [ -n \"${__baton_proxy-}\" ]; then \"$__baton_python\" -I -S -c \"$__baton_forwarder\" "
+         "\"$__baton_proxy\" 3>&- & __baton_i=0; while [ $__baton_i -lt 500 ] && "
+         "! (exec 9<>/dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; __baton_i=$((__baton_i + 1)); done; fi; "
+         "unset __baton_proxy __baton_python __baton_forwarder __baton_i; ")
+INNER = ("exec 3>&4 4>&-; __baton_cmd=$1; shift; " + PROXY +
          "if [ -n \"${__baton_snapshot-}\" ]; then source \"$__baton_snapshot\" 2>/dev/null || true; fi; "
          "unset __baton_snapshot; \\builtin shopt -u extglob 2>/dev/null || true; "
          "eval \"$__baton_cmd\" 3>&-; __baton_rc=$?; \\builtin pwd -P >&3 2>/dev/null; exit $__baton_rc")
@@ -32,10 +37,12 @@ def quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def sandboxed(command: str, bwrap: str, args_file: str, started: str) -> str:
+def sandboxed(command: str, bwrap: str, args_file: str, started: str, proxy: Sequence[str] = ()) -> str:
     """The line that runs ``command`` in the sandbox whose arguments are in ``args_file``; it touches
-    ``started`` (outside the sandbox) just before."""
-    run = (f"{MARK}{quote(bwrap)} --args 7 --chdir \"$PWD\" -- /bin/bash -c {quote(INNER)} bash {quote(command)} "
+    ``started`` (outside the sandbox) just before. ``proxy``: the command line that starts
+    ``netproxy`` (python, its path, its sockets, bwrap, the hosts, ``--``) for a network allowlist."""
+    launch = " ".join(quote(a) for a in (proxy or [bwrap]))
+    run = (f"{MARK}{launch} --args 7 --chdir \"$PWD\" -- /bin/bash -c {quote(INNER)} bash {quote(command)} "
            f"7<{quote(args_file)} 4>&1 1>&5 5>&-")
     return (f"{SNAPSHOT}\\builtin : >|{quote(started)}; {{ __baton_d=$( {run} ); __baton_rc=$?; }} 5>&1; "
             "\\builtin unset __baton_s; "

@@ -198,6 +198,7 @@ def test_status_text(baton: Baton) -> None:
     run = baton("status")
     assert (run.code, run.err) == (0, "")
     lines = run.out.splitlines()
+    assert lines.pop(2) == "gates: Bash runs in baton's sandbox (bubblewrap), enforced by the kernel"
     assert lines[:6] == ["1/3 steps complete, 5 ledger records", "next: b", "steps:",
                          "  done     a attempt 2  a done", "  running  b attempt 1  b running", "  pending  c"]
     assert lines[6] == "last entries:" and [line.split()[0] for line in lines[7:12]] == ["#1", "#2", "#3", "#4", "#5"]
@@ -218,6 +219,7 @@ def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
     assert data["sessions"] == {"sess-one-1111": {"first": 1, "last": 2, "records": 2},
                                 "sess-two-2222": {"first": 3, "last": 5, "records": 3}}
     assert (data["torn_bytes"], data["problems"]) == (0, [])
+    assert data["sandbox"] == {"enforced": True, "why": ""}
 
 
 def test_verify_reports_the_records_and_the_last_hash(baton: Baton, sandbox: Sandbox) -> None:

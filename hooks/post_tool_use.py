@@ -61,6 +61,12 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         original, undone = after_call(str(layout.root), payload)
         if original is not None and tool == "Bash":
             tool_input = {**(tool_input or {}), "command": original}
+    if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
+        from store.gate.rewrite import original_of
+
+        unwrapped = original_of(str((tool_input or {})["command"]))  # its run record is gone: read the rewrite
+        if unwrapped:
+            tool_input = {**(tool_input or {}), "command": unwrapped}
     if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):
         from store.gate import probe
 

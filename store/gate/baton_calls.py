@@ -25,7 +25,7 @@ LAUNCHER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 
 def invocation(command: str) -> Optional[List[str]]:
     """The arguments after ``baton`` when ``command`` is exactly one plain ``baton`` invocation."""
-    from store.gate.permissions import parse
+    from store.gate.simple_commands import parse
 
     parsed = parse(command)
     if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:

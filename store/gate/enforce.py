@@ -140,6 +140,7 @@ def _sandboxed(call: Call, job: Job, rules: Rules, read_only: bool, verdict: per
     else:
         why = verdict.why
     where = sandbox.summary(policy)
+    why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
     reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
               if decision == "allow" else
               f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")

@@ -40,7 +40,7 @@ FORWARDER = (  # runs inside the sandbox: 127.0.0.1:3128 -> the proxy's unix soc
     "            try: s.shutdown(socket.SHUT_RDWR)\n"
     "            except OSError: pass\n"
     "srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
-    "srv.bind(('127.0.0.1', 3128)); srv.listen(64)\n"
+    "srv.bind(('127.0.0.1', 3128)); srv.listen(64); print('ready', flush=True)\n"
     "while True:\n"
     "    c, _ = srv.accept(); u = socket.socket(socket.AF_UNIX); u.connect(sys.argv[1])\n"
     "    for a, b in ((c, u), (u, c)): threading.Thread(target=pipe, args=(a, b), daemon=True).start()\n")
@@ -152,8 +152,7 @@ def main(argv: List[str]) -> int:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda number, _frame: proc.send_signal(number))
         code = proc.wait()
-    finally:
-        server.shutdown()
+    finally:  # the serving thread is a daemon: it ends with this process (shutdown() would wait half a second)
         server.server_close()
         if os.path.exists(sock):
             os.unlink(sock)

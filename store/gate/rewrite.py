@@ -18,9 +18,8 @@ if TYPE_CHECKING:
     from typing import List, Sequence
 
 # with a network allowlist, start the forwarder to baton's proxy first (store/gate/netproxy.py)
-PROXY = ("if [ -n \"${__baton_proxy-}\" ]; then \"$__baton_python\" -I -S -c \"$__baton_forwarder\" "
-         "\"$__baton_proxy\" 3>&- & __baton_i=0; while [ $__baton_i -lt 500 ] && "
-         "! (exec 9<>/dev/tcp/127.0.0.1/3128) 2>/dev/null; do sleep 0.01; __baton_i=$((__baton_i + 1)); done; fi; "
+PROXY = ("if [ -n \"${__baton_proxy-}\" ]; then exec 8< <(\"$__baton_python\" -I -S -c \"$__baton_forwarder\" "
+         "\"$__baton_proxy\" 3>&-); read -r -t 10 -u 8 __baton_i; exec 8<&-; fi; "
          "unset __baton_proxy __baton_python __baton_forwarder __baton_i; ")
 INNER = ("exec 3>&4 4>&-; __baton_cmd=$1; shift; " + PROXY +
          "if [ -n \"${__baton_snapshot-}\" ]; then source \"$__baton_snapshot\" 2>/dev/null || true; fi; "

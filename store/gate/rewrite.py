@@ -1,7 +1,8 @@
 """The command Claude Code is handed instead of the model's: the original, run inside bubblewrap.
 
 A short pure-shell line; outside the sandbox it runs only shell builtins and bwrap by its absolute
-path (no PATH lookup, no second interpreter). bwrap reads its arguments from a file baton wrote in
+path (no PATH lookup; no second interpreter, but for a network allowlist's proxy,
+``store/gate/netproxy.py``). bwrap reads its arguments from a file baton wrote in
 ``.baton/run/`` (``--args``), which nothing in the sandbox can write. The original command is one
 single-quoted argument, evaluated only inside, after the person's shell snapshot is sourced there as
 Claude Code sources it outside, so functions and aliases work. The inner shell reports its final

@@ -24,7 +24,13 @@ less), the overhead over both bare interpreters, and a verdict against the targe
 less than 15 ms over ``python3 -c pass``, at any ledger size. Standard library only; Linux; the
 temp tree under /tmp is removed at the end.
 
-    python3 bench/bench_hooks.py [--sizes 1000,1000000] [--runs N] [--quick] [--json] [--python PATH]
+    python3 bench/bench_hooks.py [--sizes 1000,1000000] [--runs N] [--quick] [--json] [--python PATH] [--rules]
+
+It also times PreToolUse for WebFetch and an MCP tool, which start the gate in every project.
+``--rules`` adds the plan's invariant rules (protect_branches, deny_content, check_after_write,
+allow_hosts, limits.external_ops), makes the project a git checkout with a bare remote, and adds
+the calls they judge: a push to main (denied), a curl to an allowed host (counted), a Write
+checked after it lands.
 """
 
 from __future__ import annotations
@@ -88,6 +94,15 @@ DROP_ENV = ("BATON_DIR", "BATON_FSYNC", "CLAUDE_PROJECT_DIR", "CLAUDE_PLUGIN_ROO
             "CLAUDE_CODE_SESSION_ID", "CLAUDE_ENV_FILE", "CLAUDE_EFFORT", "XDG_CONFIG_HOME",
             "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX")
 TOOL_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure")
+RULES = {"on": False}  # --rules
+INVARIANTS: List[Dict[str, Any]] = [
+    {"id": "main-reviewed", "protect_branches": ["main", "release/*"], "reason": "main changes only through review"},
+    {"id": "prod-config", "deny_content": {"files": ["config/prod*.yaml"], "pattern": r"verify_ssl:\s*false"},
+     "reason": "production never runs in debug"},
+    {"id": "syntax", "check_after_write": "default", "reason": "a broken file is not done"},
+    {"id": "egress", "allow_hosts": ["api.github.com", "*.internal.example"], "allow_mcp": ["github"],
+     "reason": "data leaves only for GitHub and our own services"},
+]
 BARE = (("bare-site", "python3 -c pass", ("-c", "pass")), ("bare-nosite", "python3 -S -c pass", ("-S", "-c", "pass")))
 
 
@@ -115,7 +130,8 @@ def rich_plan(ids: Sequence[str]) -> Dict[str, Any]:
             step = {
                 "id": sid, "title": "Write the ledger writer (append, seal, fsync) and its tests",
                 "phase": "implemented", "approval": True,
-                "tools": ["Read", "Write", "Edit", "NotebookEdit", "Bash", "Skill"],
+                "tools": ["Read", "Write", "Edit", "NotebookEdit", "Bash", "Skill", "WebFetch",
+                          "mcp__github__get_issue"],
                 "writes": ["src/ledger/**", "src/common/io.py", "tests/test_ledger*.py", "tests/fixtures/ledger/**",
                            "docs/ledger.md", "CHANGELOG.md"],
                 "bash": ["pytest*", "python3 -m pytest*", "make test*", "make lint*", "ruff check*",
@@ -127,12 +143,14 @@ def rich_plan(ids: Sequence[str]) -> Dict[str, Any]:
     return {
         "job": "ledger-rewrite",
         "limits": {"tool_calls": 100_000, "changed_files": 40, "stop_blocks": 12, "calls_without_record": 25,
-                   "repeated_failures": 3, "validate_seconds": 300},
+                   "repeated_failures": 3, "validate_seconds": 300,
+                   **({"external_ops": 1_000_000} if RULES["on"] else {})},
         "protect": ["pyproject.toml", "LICENSE", ".github/**", "src/vendor/**"],
         "rules": [{"id": "no-push", "deny_bash": "git push*", "reason": "the person pushes, after review"},
                   {"id": "no-force", "deny_bash": "*--force*", "reason": "history is never rewritten"},
                   {"id": "no-rm-rf", "deny_bash": "rm -rf *", "reason": "delete files one by one, by name"},
-                  {"id": "no-pipe-sh", "deny_bash": "curl * | sh*"}],
+                  {"id": "no-pipe-sh", "deny_bash": "curl * | sh*"}][0 if not RULES["on"] else 1:] + (
+                      INVARIANTS if RULES["on"] else []),
         "steps": steps,
     }
 
@@ -209,6 +227,19 @@ def transcript_text(session: str, turns: int = 24) -> str:
     return "".join(json.dumps(line) + "\n" for line in lines)
 
 
+def git_checkout(root: Path, remote: Path, env: Mapping[str, str]) -> None:
+    """``root`` a git checkout on branch feature; ``origin`` a bare repository holding main."""
+    genv = {**env, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.invalid", "GIT_COMMITTER_NAME": "b",
+            "GIT_COMMITTER_EMAIL": "b@example.invalid", "GIT_CONFIG_NOSYSTEM": "1"}
+    for cwd, args in ((root.parent, ["init", "-q", "--bare", "-b", "main", str(remote)]),
+                      (root, ["init", "-q", "-b", "main"]), (root, ["add", "src", "tests"]),
+                      (root, ["commit", "-qm", "start"]), (root, ["remote", "add", "origin", str(remote)]),
+                      (root, ["push", "-q", "-u", "origin", "main"]), (root, ["checkout", "-qb", "feature"])):
+        proc = subprocess.run(["git", *args], cwd=str(cwd), env=genv, capture_output=True, text=True)
+        if proc.returncode:
+            raise BenchError(f"git {' '.join(args)}: {proc.stderr.strip()}")
+
+
 def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]) -> Project:
     """The project as after normal use: ``size`` records and an up-to-date ``state.json``.
 
@@ -230,6 +261,8 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
     (root / "src" / "server" / "settings.py").write_text("FSYNC = False\nTIMEOUT = 10\n", encoding="utf-8")
     (root / "tests" / "test_ledger.py").write_text("def test_append() -> None:\n    assert True\n", encoding="utf-8")
     project.state.mkdir()
+    if RULES["on"]:
+        git_checkout(root, folder / "remote.git", env)
     (project.state / "plan.json").write_text(json.dumps(rich_plan(ids), indent=2) + "\n", encoding="utf-8")
     (project.state / ".gitignore").write_text(actions.GITIGNORE, encoding="utf-8")
     ledger = project.layout.ledger
@@ -438,13 +471,13 @@ def _check_session_start(p: Project, out: bytes, _: Dict[str, Any]) -> None:
 
 
 def _check_prompt(p: Project, out: bytes, _: Dict[str, Any]) -> None:
-    expect_silence(out)
+    expect_context_or_silence(out, "UserPromptSubmit")  # the brief once per session, then nothing
 
 
 def _check_brief(p: Project, out: bytes, _: Dict[str, Any]) -> None:
     data = _json(out)
-    _want(data.get("decision") == "block" and f"NEXT: {p.next_id}" in str(data.get("reason", "")),
-          f"expected the brief as a block reason, got {out[:300]!r}")
+    _want(data.get("continue") is False and f"NEXT: {p.next_id}" in str(data.get("stopReason", "")),
+          f"expected the brief as the prompt's stop reason, got {out[:300]!r}")
 
 
 def _check_allow(p: Project, out: bytes, _: Dict[str, Any]) -> None:
@@ -478,14 +511,54 @@ def _check_outcome(ok: bool, event: str) -> Callable[[Project, bytes, Dict[str, 
 
 
 def _check_stop(p: Project, out: bytes, before: Dict[str, Any]) -> None:
-    data = _json(out)
-    _want(data.get("decision") == "block" and f"NEXT: {p.next_id}" in str(data.get("reason", "")),
-          f"expected a block naming NEXT, got {out[:300]!r}")
+    spec = _json(out).get("hookSpecificOutput") or {}
+    _want(spec.get("hookEventName") == "Stop" and f"NEXT: {p.next_id}" in str(spec.get("additionalContext", "")),
+          f"expected the model sent back with NEXT, got {out[:300]!r}")
     _want(int(_counters(p).get("turns", 0)) == int(before.get("turns", 0)) + 1, "counters.json turns did not grow")
 
 
-def scenarios() -> List[Scenario]:
+def _check_counted(p: Project, out: bytes, before: Dict[str, Any]) -> None:
+    expect_silence(out)
+    _want(int(_counters(p).get("external_ops", 0)) == int(before.get("external_ops", 0)) + 1,
+          "counters.json external_ops did not grow by one")
+
+
+def _check_checked(p: Project, out: bytes, before: Dict[str, Any]) -> None:
+    _check_outcome(True, "PostToolUse")(p, out, before)
+    _want("checks" not in _counters(p) or not _counters(p)["checks"], "the checked file was recorded as failing")
+
+
+def rule_scenarios() -> List[Scenario]:
+    """The calls the invariant rules judge (``--rules``)."""
+    writer = "src/ledger/writer.py"
     return [
+        Scenario("pre-bash-push", "PreToolUse Bash push to main (rule)", "PreToolUse", "Bash",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "Bash", {"command": "git push origin HEAD:main",
+                                                                        "description": "Push"}),
+                 lambda p, out, _: expect_deny(out, "main-reviewed"), needs_shellscan=True),
+        Scenario("pre-bash-curl", "PreToolUse Bash curl (allowed, counted)", "PreToolUse", "Bash",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "Bash",
+                                           {"command": "curl -s https://api.github.com/repos/o/r | jq .name",
+                                            "description": "Repo name"}),
+                 _check_counted, needs_shellscan=True),
+        Scenario("post-write-check", "PostToolUse Write (checked)", "PostToolUse", "Write",
+                 lambda p, s: tool_payload(p, "PostToolUse", s, "Write", write_input(p, writer),
+                                           tool_response={"type": "update", "filePath": str(p.root / writer),
+                                                          "content": SOURCE}, duration_ms=9),
+                 _check_checked),
+    ]
+
+
+def scenarios() -> List[Scenario]:
+    extra = rule_scenarios() if RULES["on"] else []
+    return extra + [
+        Scenario("pre-webfetch", "PreToolUse WebFetch", "PreToolUse", "WebFetch",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "WebFetch",
+                                           {"url": "https://api.github.com/repos/o/r", "prompt": "the name"}),
+                 _check_counted if RULES["on"] else _check_allow),
+        Scenario("pre-mcp", "PreToolUse MCP tool", "PreToolUse", "mcp__github__get_issue",
+                 lambda p, s: tool_payload(p, "PreToolUse", s, "mcp__github__get_issue", {"number": 7}),
+                 _check_counted if RULES["on"] else _check_allow),
         Scenario("session-start", "SessionStart (startup)", "SessionStart", "startup",
                  lambda p, s: {**base_payload(p, "SessionStart", s), "source": "startup"}, _check_session_start),
         Scenario("prompt", "UserPromptSubmit (a prompt)", "UserPromptSubmit", "",
@@ -759,7 +832,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--python", help="interpreter to run the hooks with (default: what `python3`, "
                         "hooks.json's command, resolves to on PATH)")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON instead of the table")
+    parser.add_argument("--rules", action="store_true", help="add the plan's invariant rules and the calls they "
+                        "judge (the project becomes a git checkout)")
     args = parser.parse_args(argv)
+    RULES["on"] = bool(args.rules)
     sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     runs: int = args.runs or (QUICK_RUNS if args.quick else DEFAULT_RUNS)
     if runs < 1:

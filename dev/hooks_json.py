@@ -17,6 +17,9 @@ from typing import Any, Dict, List
 ROOT = Path(__file__).resolve().parent.parent
 GATED = "Write|Edit|NotebookEdit|Bash|Skill|CronCreate|ScheduleWakeup"
 RECORDED = "Write|Edit|NotebookEdit|Bash"
+# tools that send data out, judged by allow_hosts and counted for limits.external_ops (a regex: MCP
+# tools are named mcp__<server>__<tool>); a matcher cannot read the plan, so the gate starts for them always
+EXTERNAL = "^(WebFetch|mcp__.+)$"
 
 
 def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
@@ -50,8 +53,9 @@ def build() -> Dict[str, Any]:
         "hooks": {
             "SessionStart": group("SessionStart", 10),
             "UserPromptSubmit": group("UserPromptSubmit", 600),
-            "PreToolUse": group("PreToolUse", 10, GATED, block=True) + key_read_hooks,
-            "PostToolUse": group("PostToolUse", 10, RECORDED),
+            "PreToolUse": group("PreToolUse", 10, GATED, block=True) + group("PreToolUse", 10, EXTERNAL, block=True)
+            + key_read_hooks,
+            "PostToolUse": group("PostToolUse", 75, RECORDED),  # check_after_write runs here, 60 s at most
             "PostToolUseFailure": group("PostToolUseFailure", 10, RECORDED),
             "Stop": group("Stop", 10),
         },

@@ -3,8 +3,9 @@
 Failure policy, per event: the PreToolUse gate fails closed (a JSON deny with the reason); the
 recorders (SessionStart, PostToolUse, PostToolUseFailure) and Stop fail open but visibly (one line
 in ``.baton/errors.log`` and DEGRADED in the next brief); a failed ``/baton:`` prompt command is
-refused with a message. Nothing else is ever printed on stdout, and the exit code is always 0, so
-Claude Code honours the JSON (a missing-module crash is handled by the bootstrap in hooks.json).
+stopped with a message (a bare ``/record`` that fails passes on: it may be the person's own).
+Nothing else is ever printed on stdout, and the exit code is always 0, so Claude Code honours the
+JSON (a missing-module crash is handled by the bootstrap in hooks.json).
 """
 
 from __future__ import annotations
@@ -58,8 +59,7 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str)
                     "[baton:gate-error]")
     prompt = str((payload or {}).get("prompt", ""))
     if event == "UserPromptSubmit" and prompt.lstrip().startswith("/baton:"):
-        return {"decision": "block", "reason": f"baton could not run this command: {error}. Nothing was changed.",
-                "hookSpecificOutput": {"hookEventName": "UserPromptSubmit"}}
+        return {"continue": False, "stopReason": f"baton could not run this command: {error}. Nothing was changed."}
     return None
 
 

@@ -2,7 +2,8 @@
 
 A sandboxed Bash call arrives with the rewritten command: the original is found by its
 ``tool_use_id`` in ``.baton/run/``, and the after-check undoes what the mounts could not stop.
-"""
+After a Write, Edit or NotebookEdit that a ``check_after_write`` rule covers, the file's check
+runs; a failure is told to the model (``additionalContext``) and recorded as a failed outcome."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import os
 
 from hooks.context import layout_for, session_of
 from store.monitor import outcomes
-from store.state import journal
+from store.state import journal, seen
 from store.state.job import Job
 from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional
+
+    from store.monitor.checks import Outcome
 
 PATH_FIELDS = ("file_path", "notebook_path")
 
@@ -42,6 +45,52 @@ def _target_and_changes(tool: str, tool_input: Mapping[str, Any], cwd: str, layo
 
         return words, [outcomes.shown_path(w, str(layout.project)) for w in analyse(command, cwd, home).writes][:20]
     return str(tool_input.get("description") or tool_input.get("prompt") or "")[:80], []
+
+
+def _check(layout: Layout, job: Job, tool: str, tool_input: Mapping[str, Any], cwd: str, env: Mapping[str, str],
+           step: str) -> Optional[Outcome]:
+    """check_after_write for a Write, Edit or NotebookEdit that succeeded; the outcome when it failed."""
+    raw = next((tool_input.get(k) for k in PATH_FIELDS if isinstance(tool_input.get(k), str)), None)
+    if tool not in ("Write", "Edit", "NotebookEdit") or not raw or not any(
+            r.kind == "check_after_write" for r in job.plan.rules):
+        return None
+    from store.monitor import checks
+
+    real = os.path.realpath(os.path.join(cwd, os.path.expanduser(str(raw))))
+    shown = outcomes.shown_path(real, str(layout.project))
+    outcome = checks.after_write(layout, job.plan.rules, real, shown, step, env.get("HOME", ""))
+    return outcome if outcome is not None and not outcome.ok else None
+
+
+def _runs_baton_record(command: str, cwd: str, home: str) -> bool:
+    if "record" not in command:
+        return False
+    from store.shell import analyse
+
+    for argv in analyse(command, cwd, home).baton:
+        words = [a for a in argv[1:] if not a.startswith("-")]
+        words = words[1:] if os.path.basename(argv[0]).startswith("python") else words  # python3 <root>/store
+        if words[:1] == ["record"]:
+            return True
+    return False
+
+
+def _next_after_record(payload: Mapping[str, Any], tool_input: Mapping[str, Any], job: Job, cwd: str,
+                       env: Mapping[str, str]) -> List[str]:
+    """After the model's own `baton record` (``tool_input`` as the model wrote it, not a sandbox's
+    rewrite): the new NEXT (and news), only when it is news to it."""
+    command = tool_input.get("command")
+    if payload.get("tool_name") != "Bash" or not isinstance(command, str):
+        return []
+    if not _runs_baton_record(command, cwd, env.get("HOME", "")):
+        return []
+    from store.monitor.limits import job_news
+
+    session = session_of(payload, env)
+    brief = job.brief(session, job_news(job))
+    if payload.get("agent_id"):  # a subagent's record: tell it, but its parent has not seen this
+        return [line for line in [seen.after_record(job.layout, "", brief, remember=False)] if line]
+    return [line for line in [seen.after_record(job.layout, session, brief)] if line]
 
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
@@ -73,12 +122,19 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         probe.forget(env)  # bubblewrap itself failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
+    error = "" if ok else _first_line(payload.get("error"))
+    checked = _check(layout, job, tool, tool_input or {}, str(cwd), env, step) if ok and changed else None
+    if checked is not None:
+        ok, error = False, _first_line(f"check failed: {checked.output}")
     record = {"ts": journal.now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
-              "step": step, "tool": tool, "target": target, "ok": ok,
-              "error": "" if ok else _first_line(payload.get("error")), "changed": changed,
+              "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed,
               **({"undone": undone[:300]} if undone else {})}
     alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+    if checked is not None:
+        alerts.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
+                         f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
     alerts += [undone] if undone else []
+    alerts += _next_after_record(payload, tool_input or {}, job, str(cwd), env)
     if not alerts:
         return None
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}

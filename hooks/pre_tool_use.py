@@ -1,4 +1,4 @@
-"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup): the gate.
+"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup, WebFetch, MCP tools): the gate.
 
 Denies with a reason written for the model, or prints nothing and lets Claude Code's own
 permission flow go on. While a job is active, a Bash call that passes is handed back to run in
@@ -40,4 +40,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
 
             return enforce.bash(call, job, read_only, payload)
         reason = policy.decide(call, job.plan, job.next, read_only)
+        if reason is None and call.external:
+            reason = policy.count_external(job, call)
     return deny(reason) if reason else None

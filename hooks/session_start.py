@@ -5,6 +5,7 @@ from __future__ import annotations
 from hooks.context import layout_for
 from store.base.errors import BatonError
 from store.base.text import one_line
+from store.state import seen
 from store.state.job import Job
 from store.state.protocol import session_context
 
@@ -26,8 +27,14 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         why = one_line(exc.message, PLAN_ERROR)
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
+        from store.checkpoint import brief_news
         from store.cli.views import gates_news
+        from store.monitor.limits import job_news
 
-        news = gates_news(job, env)
-        text = session_context(job.brief(str(payload.get("session_id", "")), [news] if news else []))
+        session = str(payload.get("session_id", ""))
+        limits = job_news(job)
+        gates = gates_news(job, env)
+        text = session_context(job.brief(session, [*limits, *([gates] if gates else []), *brief_news(job)]))
+        # a prompt repeats the brief only when the job changes; checkpoints are checked here, not per prompt
+        seen.mark(layout, session, job.brief(session, limits))
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text[:CAP]}}

@@ -1,6 +1,10 @@
 """Stop: while NEXT exists, send the agent back with the NEXT line, within baton's own budget.
 
 Not while a background subagent still runs: the session is not over then (see ``store.monitor.loop``).
+The agent is sent back through ``additionalContext``, which Claude Code gives the model as "Stop hook
+additional context: <reason>" and shows the person as "Stop hook says: <reason>"; a ``decision:
+block`` would also send the model the hook's whole command line and show the person "Stop hook
+reported a problem".
 """
 
 from __future__ import annotations
@@ -31,4 +35,4 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     transcript = payload.get("transcript_path")
     reason = loop.decide(Job(layout, env), session_of(payload, env), transcript if isinstance(transcript, str) else "",
                          running_in_background(payload))
-    return {"decision": "block", "reason": reason} if reason else None
+    return {"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": reason}} if reason else None

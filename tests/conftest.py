@@ -27,9 +27,10 @@ if str(REPO) not in sys.path:  # the tests chdir away from the repository, so ''
 from store.cli import main as cli  # noqa: E402
 from store.state import ledger  # noqa: E402
 
+EXAMPLES = os.environ.get("BATON_HYPOTHESIS_DIR") or str(REPO / ".hypothesis" / "examples")  # dev/test: outside
 settings.register_profile(
     "baton",
-    database=DirectoryBasedExampleDatabase(str(REPO / ".hypothesis" / "examples")),
+    database=DirectoryBasedExampleDatabase(EXAMPLES),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

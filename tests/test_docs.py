@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -20,12 +21,47 @@ def _section(title: str) -> str:
     return match.group(1)
 
 
-def test_setup_is_two_commands_and_ci_runs_the_test_command() -> None:
+def setup_blocks() -> List[List[str]]:
+    """The commands of each ```sh block of the Set-up section, in order."""
     blocks = re.findall(r"```sh\n(.*?)```", _section("Set-up"), re.S)
-    commands = [line for block in blocks for line in block.splitlines() if line.strip()]
-    assert commands == ["claude plugin install baton --marketplace baton-dev/baton", "dev/test"]
+    return [[line for line in block.splitlines() if line.strip()] for block in blocks]
+
+
+def test_setup_installs_from_a_copy_then_links_the_cli_and_ci_runs_the_test_command() -> None:
+    install, tests = setup_blocks()
+    assert install[0] == 'claude plugin install baton --marketplace "$PWD"'
+    assert install[1] == 'mkdir -p ~/.local/bin && ln -sf "$PWD/bin/baton" ~/.local/bin/baton'
+    assert tests == ["dev/test"]
     ci = (ROOT / ".ci" / "run").read_text()
     assert re.search(r"^exec dev/test\s*$", ci, re.M), ci
+
+
+def test_nothing_points_at_a_repository_that_does_not_exist() -> None:
+    """baton is installed from a copy: no manifest or doc names a hosted repository or site."""
+    for name in ("plugin.json", "marketplace.json"):
+        text = (ROOT / ".claude-plugin" / name).read_text()
+        assert re.findall(r"https?://[^\s\"]+", text) == [], name
+    assert "baton-dev/baton" not in README
+    assert re.findall(r"github\.com/[\w.-]+", README) == []  # a host name in an example rule is not a repository
+
+
+def test_the_node_version_is_the_one_claude_code_declares_everywhere() -> None:
+    installer = (ROOT / "dev" / "install-claude-code").read_text()
+    [major] = re.findall(r"^node_major=(\d+)", installer, re.M)
+    assert f"Node.js {major} or newer" in README
+    assert not re.search(r"Node(\.js)? ?\d+\+", README), "say the one version Claude Code declares"
+
+
+def test_the_readme_says_which_commands_the_model_cannot_invoke() -> None:
+    flagged = {p.stem for p in (ROOT / "commands").glob("*.md")
+               if "\ndisable-model-invocation: true\n" in p.read_text()}
+    [sentence] = [p for p in _section("Commands").split("\n\n") if "carry `disable-model-invocation: true`" in p]
+    named = set(re.findall(r"`/baton:(\w+)`", sentence))
+    assert named == flagged == {p.stem for p in (ROOT / "commands").glob("*.md")}
+    from store.cli.command_files import FILES
+
+    assert all("\ndisable-model-invocation: true\n" in text for text in FILES.values())
+    assert "so do the bare ones" in sentence
 
 
 def test_every_cli_subcommand_is_documented_and_no_other() -> None:
@@ -39,9 +75,13 @@ def test_every_cli_subcommand_is_documented_and_no_other() -> None:
 def test_every_slash_command_is_documented_and_answered() -> None:
     files = {p.stem for p in (ROOT / "commands").glob("*.md")}
     documented = set(re.findall(r"^\| `/baton:(\w+)", _section("Commands"), re.M))
-    from store.cli.prompt import NAMES
+    from store.cli.command_files import FILES
+    from store.cli.prompt import BARE, NAMES
 
     assert files == documented == set(NAMES)
+    bare = re.findall(r"^\| `/(\w+)[ `]", _section("Commands"), re.M)
+    assert bare[:2] == list(FILES) == ["brief", "record"], "the card's names come first"
+    assert all(BARE.match(f"/{name}") for name in FILES)
 
 
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="sys.stdlib_module_names is new in 3.10")

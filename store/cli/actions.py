@@ -9,18 +9,22 @@ from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import validation
-from store.state import approvals, journal
+from store.state import approvals, archive, journal
 from store.state.brief import ALL_DONE, progress
 from store.state.job import Job
 from store.state.location import Layout
-from store.state.plan import Plan, load_plan, parse_text
+from store.state.plan import Plan, Step, load_plan, parse_text
+from store.state.scope import scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Tuple
+    from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+
+    from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n.*.tmp\n")
+             "state.json\nlock\nhooks.lock\nrun.lock\nevents.jsonl*\ncounters.json\nerrors.log*\ndegraded.json\ntorn.log\n"
+             ".*.tmp\nhashes.json\nonce/\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
@@ -31,47 +35,163 @@ def suggest(step: str, plan: Plan) -> str:
 
 def install_plan(layout: Layout, text: str, source: str, force: bool) -> Plan:
     """Validate ``text`` and write it as the job's plan (refusing to replace one unless ``force``)."""
+    return install(layout, text, source, force)[0]
+
+
+def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, Optional[archive.Archived]]:
+    """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
+    the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
-    if layout.plan.exists() and not force:
-        raise BatonError(f"{layout.plan} already exists; use --force to replace it")
+    old: Optional[archive.Archived] = None
+    if layout.plan.exists():
+        if not force:
+            raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
+        try:
+            job = load_plan(layout.plan).job
+        except BatonError:
+            job = ""  # an unreadable old plan is archived as it is
+        old = archive.archive_job(layout, job)
     layout.root.mkdir(parents=True, exist_ok=True)
     ignore = layout.root / ".gitignore"
     if not ignore.exists():
         durable.atomic_write(ignore, GITIGNORE.encode())
     durable.atomic_write(layout.plan, text.encode("utf-8"))
-    return plan
+    return plan, old
 
 
 def seed_plan_text(steps: Any) -> str:
     return json.dumps({"steps": list(steps)}, indent=2) + "\n"
 
 
-def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str) -> Tuple[str, int]:
-    """Record ``step_id`` as ``status``; return (message, exit code). Runs ``validate`` for done."""
+def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+                extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Tuple[str, int]:
+    """Record ``step_id`` as ``status``; return (message, exit code). See :func:`record`."""
+    outcome = record(layout, env, step_id, status, note, extra=extra)
+    return outcome.message, outcome.code
+
+
+class Recorded:
+    """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
+
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int) -> None:
+        self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+
+    def as_json(self) -> Dict[str, Any]:
+        return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
+                "complete": self.next_id is None, "ok": self.code == 0}
+
+
+def _skip_consent(step: Step, person: str) -> None:
+    """``skipped`` walks around ``validate`` and approvals: only with the plan's or a person's consent."""
+    guards = [f"validate ({one_line(step.validate, 60)})"] if step.validate else []
+    guards += ["an approval"] if step.needs_approval else []
+    if guards and not step.skippable and not person:
+        raise BatonError(f"step {step.id!r} has {' and '.join(guards)}, so skipping it needs the plan's consent "
+                         "(\"skippable\": true on the step) or a person's: they type "
+                         f"/baton:record {step.id} skipped REASON in Claude Code", CHECK)
+
+
+def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
+           person: str = "", extra: Sequence[Tuple[str, Optional[str]]] = ()) -> Recorded:
+    """Record ``step_id`` as ``status`` (any case). ``person``: how a person typed it (the prompt
+    hook says so); a person may skip any step, and their record says it was theirs. A ``done`` is
+    a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
+    ``validate`` runs first, and the record keeps artifacts, input revision, git change and
+    validation."""
     plan = load_plan(layout.plan)
+    status = status.strip().lower()
     if status not in journal.STATUSES:
         raise BatonError(f"unknown status {status!r}; valid: {', '.join(journal.STATUSES)}")
     step = plan.step(step_id)
     if step is None:
         raise BatonError(f"unknown step {step_id!r}; {suggest(step_id, plan)}")
-    if step.needs_approval and not Job(layout, env).approved(step.id):
+    skip_by_person = status == "skipped" and bool(person)
+    if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
-    recorded = status
-    if status == "done" and step.validate:
-        seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-        from store.gate.enforce import validate_sandbox
+    if status == "skipped":
+        _skip_consent(step, person)
+    if extra and status != "done":
+        raise BatonError("--artifact goes with `done`: artifacts are what a finished step produced")
+    snap = journal.read_state(layout, save=False).snapshot
+    _refuse_rerun(step, snap, status)
+    _refuse_unsettled(step, snap, status)
+    from store.checkpoint import capture
+    from store.checkpoint.digests import Hasher
 
-        outcome = validation.run(step.validate, layout.project, seconds, validate_sandbox(Job(layout, env), step, env))
-        if not outcome.ok:
-            recorded, note = "failed", outcome.summary + (f" | {note}" if note else "")
-    record = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""))
+    hasher = Hasher(layout)
+    made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
+    if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
+        _refuse_failing_checks(layout, plan, step.id, env)
+    recorded, validation = status, _validate(plan, step, layout, env) if status == "done" else None
+    if validation is not None and validation["status"] == "failed":
+        recorded, note = "failed", str(validation.pop("summary")) + (f" (note: {note})" if note else "")
+    fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
+    hasher.save()
+    if validation is not None:
+        fields["validation"] = validation
+    if person:
+        fields.update(by="person", via=person)
+    same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
+    if same is not None:
+        nxt = progress(plan, snap).next
+        return Recorded({}, status, nxt.id if nxt else None,
+                        f"{step.id} is already recorded done with this same change (patch-id "
+                        f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
+    entry = journal.append(layout, step.id, recorded, note, session=env.get("CLAUDE_CODE_SESSION_ID", ""), **fields)
     nxt = progress(plan, journal.read_state(layout, save=False).snapshot).next
-    message = (f"recorded {step.id} {recorded} (attempt {record['attempt']}, #{record['seq']}); "
+    message = (f"recorded {step.id} {recorded} (attempt {entry['attempt']}, #{entry['seq']}); "
                f"NEXT: {nxt.id if nxt else ALL_DONE}")
     if recorded != status:
-        return f"{message}\n{step.id} was not recorded done: {note}", CHECK
-    return message, 0
+        return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
+                        CHECK)
+    return Recorded(entry, status, nxt.id if nxt else None, message, 0)
+
+
+def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
+    info = snap.steps.get(step.id, {})
+    if step.rerun == "never" and info.get("status") == "done" and status in ("running", "done", "failed"):
+        raise BatonError(f"step {step.id} has rerun: never and was recorded done at {info.get('ts')} "
+                         f"(#{info.get('seq')}); it must not run twice, so it is not recorded again", CHECK)
+
+
+def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
+    """A step is not done while one of its side effects has no result (running, or unknown)."""
+    open_keys = [k for k, v in snap.once_open.items() if v.get("step") == step.id]
+    if status == "done" and open_keys:
+        from store.state.effects import settle_hint
+
+        raise BatonError(f"step {step.id} ran a side effect whose outcome is not known yet ({open_keys[0]}"
+                         + (f" and {len(open_keys) - 1} more" if len(open_keys) > 1 else "") + "): wait for it, or "
+                         f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
+
+
+def _validate(plan: Plan, step: Step, layout: Layout, env: Mapping[str, str]) -> Dict[str, Any]:
+    """The validation on a ``done`` record: passed, failed (with its summary) or none. The command
+    runs tests the model wrote: in baton's sandbox where one runs (``store.gate.enforce``)."""
+    if not step.validate:
+        return {"status": "none"}
+    from store.gate.enforce import validate_sandbox
+
+    seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
+    outcome = validation.run(step.validate, layout.project, seconds, validate_sandbox(Job(layout, env), step, env))
+    found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
+                             "seconds": outcome.seconds}
+    if not outcome.ok:
+        found["summary"] = outcome.summary
+    return found
+
+
+def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
+    """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.monitor.checks import still_failing
+
+    failing = still_failing(layout, plan.rules, step_id, env)
+    if failing:
+        shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
+        more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
+        raise BatonError(f"step {step_id!r} cannot be recorded done: files it changed fail their check: {shown}{more}. "
+                         "Fix them (their check runs again on every write), then record the step.", CHECK)
 
 
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
@@ -90,7 +210,8 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
                          f"for the step that waits at that moment, so approve it when the job reaches it", CHECK)
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
-    sig = approvals.sign(key, job.key_scope, step.id, ts, session)
-    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig}
+    approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval
+    sig = approvals.sign(key, job.key_scope, step.id, ts, session, approved["digest"])
+    extra: Dict[str, Any] = {"ts": ts, "session": session, "by": "person", "via": via, "sig": sig, "scope": approved}
     journal.append(layout, step.id, "approved", note, **extra)
     return f"approved {step.id}: the agent may now work on it. Say 'continue' (or start a session) to go on."

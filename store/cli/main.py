@@ -1,4 +1,4 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log.
+"""The ``baton`` command line: init, record, brief, status, verify, log, once, run, session, commands.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage or bad input. Errors are one line on
@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 from store import __version__
 from store.base.errors import CHECK, USAGE, BatonError
-from store.cli import actions
+from store.cli import actions, command_files
 from store.cli import views as report
 from store.state import journal, location
 from store.state.job import Job
@@ -23,7 +24,7 @@ from store.state.ledger import read_last
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn, Optional, Sequence
+    from typing import List, NoReturn, Optional, Sequence, Tuple
 
 
 class Parser(argparse.ArgumentParser):
@@ -39,31 +40,77 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
             text = Path(args.plan).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise BatonError(f"{args.plan}: cannot read: {exc}") from None
-        plan = actions.install_plan(layout, text, args.plan, args.force)
+        plan, old = actions.install(layout, text, args.plan, args.force)
     else:
-        plan = actions.install_plan(layout, actions.seed_plan_text(args.steps), "command line", args.force)
+        plan, old = actions.install(layout, actions.seed_plan_text(args.steps), "command line", args.force)
+    other = location.job_nearby(layout)
+    files = command_files.install(command_files.folder_for("project", layout.project, _home())) \
+        if args.commands else []
+    if args.json:
+        print(report.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
+                              "archived": old.as_json() if old else None, "other_job": str(other) if other else None,
+                              "command_files": dict(files)}))
+        return 0
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
+    if old:
+        print(f"started a new job with a clean ledger; {old.describe(_shown(old.folder))}")
+    if other:
+        print(f"note: {other} is another job's, outside this project ({layout.project}); it is not used here")
+    for path, what in files:
+        print(f"{path}: {what}")
     return 0
 
 
+def artifact_options(words: Sequence[str]) -> Tuple[List[Tuple[str, Optional[str]]], List[str]]:
+    """``--artifact PATH_OR_URI [--sha256 HEX]`` repeated at the start of a record's note, then the
+    note; ``--`` ends the options (a note may then start with ``--artifact``)."""
+    extra: List[Tuple[str, Optional[str]]] = []
+    rest = list(words)
+    while rest and rest[0] in ("--artifact", "--sha256"):
+        if len(rest) < 2 or not rest[1]:
+            raise BatonError(f"{rest[0]} needs a value (see `baton record --help`)")
+        if rest[0] == "--artifact":
+            extra.append((rest[1], None))
+        elif not extra or extra[-1][1] is not None or not re.fullmatch(r"[0-9a-fA-F]{64}", rest[1]):
+            raise BatonError("--sha256 takes 64 hex digits and follows the --artifact it is for")
+        else:
+            extra[-1] = (extra[-1][0], rest[1])
+        rest = rest[2:]
+    return extra, rest[1:] if rest[:1] == ["--"] else rest
+
+
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
-    message, code = actions.record_step(layout, os.environ, args.step, args.status, " ".join(args.note))
-    first, _, rest = message.partition("\n")
+    _need_plan(layout)
+    extra, note = artifact_options(args.note)
+    done = actions.record(layout, os.environ, args.step, args.status, " ".join(note), extra=extra)
+    if args.json:
+        print(report.to_json(done.as_json()))
+        return done.code
+    first, _, rest = done.message.partition("\n")
     print(first)
     if rest:
         print(f"baton: {rest}", file=sys.stderr)
-    return code
+    return done.code
 
 
 def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.checkpoint import brief_news
+    from store.monitor.limits import job_news
+
+    _need_plan(layout)
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    news = report.gates_news(job, os.environ)
-    print(job.brief(os.environ.get("CLAUDE_CODE_SESSION_ID", ""), [news] if news else []))
+    session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    if args.json:
+        print(report.to_json(report.brief_data(job, session)))
+        return 0
+    gates = report.gates_news(job, os.environ)
+    print(job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)]))
     return 0
 
 
 def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
+    _need_plan(layout)
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     last, _ = read_last(layout.ledger, 5)
@@ -74,6 +121,11 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
 
 def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     verdict = journal.verify(layout)
+    if args.json:
+        print(report.to_json({"ok": not verdict.problem, "ledger": str(layout.ledger), "records": verdict.records,
+                              "last_hash": verdict.last_hash, "torn_bytes": verdict.torn,
+                              "problem": verdict.problem or None}))
+        return CHECK if verdict.problem else 0
     if verdict.problem:
         print(f"baton: verify failed: {layout.ledger}: {verdict.problem}", file=sys.stderr)
         return CHECK
@@ -81,7 +133,15 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     if verdict.torn:
         print(f"torn tail: {verdict.torn} bytes after record {verdict.records} (line {verdict.records + 1}) "
               "from a writer killed mid-append; not corruption, the next record repairs it")
-    return 0
+    if not args.artifacts:
+        return 0
+    from store.checkpoint import freshness
+
+    job = Job(layout, os.environ)
+    findings = freshness.check(layout, job.plan, job.snap, deadline=None).findings
+    for line in freshness.report_lines(findings):
+        print(line)
+    return CHECK if any(f.kind in ("changed", "stale") for f in findings) else 0
 
 
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -94,38 +154,104 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     return 0
 
 
+def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import once
+
+    return once.run(args.args, layout)
+
+
+def cmd_commands(args: argparse.Namespace, layout: location.Layout) -> int:
+    scope = "user" if args.user else "project"
+    folder = command_files.folder_for(scope, layout.project, _home())
+    done = command_files.install(folder) if args.action == "install" else command_files.remove(folder)
+    if args.json:
+        print(report.to_json({"folder": str(folder), "files": dict(done)}))
+    else:
+        for path, what in done:
+            print(f"{path}: {what}")
+    return 0
+
+
+def _home() -> Path:
+    return Path(os.path.expanduser("~"))
+
+
+def _shown(path: Path) -> str:
+    """A path as a person in this folder would type it."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return str(path)
+
+
+def _need_plan(layout: location.Layout) -> None:
+    if layout.plan.exists():
+        return
+    other = location.job_nearby(layout)
+    near = f"; {other} is another job's, outside this project" if other else ""
+    raise BatonError(f"{layout.plan}: no plan here{near}; create one with `baton init STEP...` "
+                     "or `baton init --plan FILE`")
+
+
 def build_parser() -> Parser:
     parser = Parser(prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
     parser.add_argument("--version", action="version", version=f"baton {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=Parser, metavar="COMMAND")
-    p = sub.add_parser("init", help="create .baton/plan.json from step names or a plan file")
+    p = sub.add_parser("init", help="create the job: .baton/plan.json from step names or a plan file")
     p.add_argument("steps", nargs="*", metavar="STEP")
     p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
-    p.add_argument("--force", action="store_true", help="replace an existing plan")
+    p.add_argument("--force", action="store_true", help="replace an existing plan (the old job is archived)")
+    p.add_argument("--commands", action="store_true", help="also install the bare /brief and /record commands")
     p.set_defaults(func=cmd_init)
-    p = sub.add_parser("record", help="append STEP STATUS [NOTE...] to the ledger")
+    p = sub.add_parser("record", help="append STEP STATUS [--artifact PATH_OR_URI [--sha256 HEX]]... [NOTE...]")
     p.add_argument("step", metavar="STEP")
     p.add_argument("status", metavar="STATUS", help=f"one of {', '.join(journal.STATUSES)}")
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
     p.set_defaults(func=cmd_record)
     sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
     p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
-    sub.add_parser("verify", help="check the ledger's hash chain").set_defaults(func=cmd_verify)
+    p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
+    p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
+    p.set_defaults(func=cmd_verify)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_log)
+    # listed for --help; main() hands `once` its words before argparse sees them
+    p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_once)
+    from store.cli.run import add_commands
+
+    add_commands(sub)
+    p = sub.add_parser("commands", help="install or remove the bare /brief and /record command files")
+    p.add_argument("action", choices=("install", "remove"))
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="in the project's .claude/commands (the default)")
+    where.add_argument("--user", action="store_true", help="in ~/.claude/commands")
+    p.set_defaults(func=cmd_commands)
+    for name, command in sub.choices.items():
+        if name != "once" and "--json" not in command._option_string_actions:  # once reads its own words
+            command.add_argument("--json", action="store_true", help="print JSON for programs")
     return parser
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run one command; every failure becomes one line on stderr and an exit code."""
+    words = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = build_parser().parse_args(argv)
+        if words[:1] == ["once"]:  # its words go to the command it runs untouched, whatever argparse does with "--"
+            from store.cli import once
+
+            return once.run(words[1:], location.resolve())
+        args = build_parser().parse_args(words)
+        args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, verify, log, once, run, session, "
+                             "commands (see `baton --help`)")
+        if args.func is cmd_record and args.note[:1] == ["--json"]:  # `record STEP STATUS --json NOTE...`
+            args.json, args.note = True, args.note[1:]
         return int(args.func(args, location.resolve()))
     except BatonError as exc:
         print(f"baton: {exc.message}", file=sys.stderr)

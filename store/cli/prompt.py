@@ -1,8 +1,10 @@
 """baton's slash commands typed by a person, answered without a model call.
 
-The UserPromptSubmit hook hands the raw prompt here. Only prompts that start with exactly
-``/baton:<name>`` are ours. Arguments are parsed in Python, never by a shell: the first words may be
-quoted, and a note is the rest of the line exactly as typed.
+The UserPromptSubmit hook hands the raw prompt here. Prompts that start with exactly
+``/baton:<name>`` are ours, and the bare ``/brief`` and ``/record`` when baton's command files are
+installed (the hook checks that). Arguments are parsed in Python, never by a shell: the first words
+may be quoted, and a note is the rest of the line exactly as typed. Every answer starts with
+"baton": Claude Code shows it after its own "Operation stopped by hook: ".
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ if TYPE_CHECKING:
     from store.state.location import Layout
 
 PATTERN = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
+BARE = re.compile(r"/(brief|record)(?:\s+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")
+PERSON = "{command} typed in the prompt"
 
 
 def parse(prompt: str) -> Optional[Tuple[str, str]]:
@@ -28,6 +32,12 @@ def parse(prompt: str) -> Optional[Tuple[str, str]]:
     if not match or match.group(1) not in NAMES:
         return None
     return match.group(1), (match.group(2) or "").strip()
+
+
+def parse_bare(prompt: str) -> Optional[Tuple[str, str]]:
+    """(name, raw argument string) for a bare ``/brief`` or ``/record``, the card's names."""
+    match = BARE.match(prompt.strip())
+    return (match.group(1), (match.group(2) or "").strip()) if match else None
 
 
 def split_words(raw: str, count: int) -> Tuple[List[str], str]:
@@ -55,30 +65,44 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
     return words, raw[pos:].strip()
 
 
+def _as_json(args: str, name: str) -> bool:
+    if args not in ("", "--json"):
+        raise BatonError(f"usage: /baton:{name} [--json]")
+    return args == "--json"
+
+
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
+    from store.checkpoint import brief_news
     from store.cli import views as report
+    from store.monitor.limits import job_news
 
     job = Job(layout, env)
-    news = report.gates_news(job, env)
-    return job.brief(env.get("CLAUDE_CODE_SESSION_ID", ""), [news] if news else [])
+    session = env.get("CLAUDE_CODE_SESSION_ID", "")
+    if _as_json(args, "brief"):
+        return report.to_json(report.brief_data(job, session))
+    gates = report.gates_news(job, env)
+    return "baton brief:\n" + job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)])
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import views as report
     from store.state.ledger import read_last
 
+    as_json = _as_json(args, "status")
     last, _ = read_last(layout.ledger, 5)
     job = Job(layout, env)
-    return report.status_text({**report.status_data(job, last), "sandbox": report.sandbox_data(job, env)})
+    data = {**report.status_data(job, last), "sandbox": report.sandbox_data(job, env)}
+    return report.to_json(data) if as_json else "baton status:\n" + report.status_text(data)
 
 
-def _record(layout: Layout, env: Mapping[str, str], args: str) -> str:
+def _record(layout: Layout, env: Mapping[str, str], args: str, command: str = "/baton:record") -> str:
     from store.cli import actions
 
     words, note = split_words(args, 2)
     if len(words) < 2:
-        raise BatonError("usage: /baton:record STEP STATUS [NOTE]  (STATUS: running, done, failed, skipped)")
-    return actions.record_step(layout, env, words[0], words[1], note)[0]
+        raise BatonError(f"usage: {command} STEP STATUS [NOTE]  (STATUS: running, done, failed, skipped)")
+    done = actions.record(layout, env, words[0], words[1], note, person=PERSON.format(command=command))
+    return "baton: " + done.message
 
 
 def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
@@ -93,7 +117,7 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
     if nested:
         raise BatonError(f"refused /baton:approve: this prompt did not come from the person's own session ({nested}). "
                          "Only a person approves, by typing it in their own session. [baton:nested-session]")
-    return actions.approve_step(layout, env, words[0], note, "/baton:approve typed in the prompt")
+    return "baton: " + actions.approve_step(layout, env, words[0], note, PERSON.format(command="/baton:approve"))
 
 
 def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
@@ -112,9 +136,10 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
             raise BatonError(f"{layout.plan} already exists; edit it, or replace it from a terminal with "
                              "`baton init --force STEP...`")
         plan = actions.install_plan(layout, actions.seed_plan_text(words), "/baton:plan", force=False)
-        return f"created {layout.plan} with {len(plan.steps)} steps.\n" + Job(layout, env).brief()
+        return f"baton: created {layout.plan} with {len(plan.steps)} steps.\n" + Job(layout, env).brief()
     plan = load_plan(layout.plan)
-    lines = [f"plan {layout.plan}" + (f" (job {plan.job})" if plan.job else "") + f": {len(plan.steps)} steps"]
+    lines = ["baton plan:", f"plan {layout.plan}" + (f" (job {plan.job})" if plan.job else "")
+             + f": {len(plan.steps)} steps"]
     for step in plan.steps:
         policy = [f"{k}={','.join(v)}" for k, v in (("tools", step.tools), ("writes", step.writes),
                                                       ("bash", step.bash)) if v is not None]
@@ -128,9 +153,23 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
 HANDLERS = {"brief": _brief, "status": _status, "record": _record, "approve": _approve, "plan": _plan}
 
 
-def run(name: str, args: str, layout: Layout, env: Mapping[str, str]) -> str:
+def no_job(layout: Layout, env: Mapping[str, str]) -> str:
+    """Inside Claude Code a person makes a job with /baton:plan (``baton`` may not be on their PATH)."""
+    from store.state.location import job_nearby
+
+    other = job_nearby(layout, env)
+    near = f"; the job in {other} is not this project's" if other else ""
+    return (f"baton: no job in {layout.project} yet{near}. Create one with /baton:plan STEP... "
+            "(for example /baton:plan fetch clean train)")
+
+
+def run(name: str, args: str, layout: Layout, env: Mapping[str, str], bare: bool = False) -> str:
     """The text to show the person; a mistake becomes a one-line explanation, not an exception."""
+    if not layout.plan.exists() and not (name == "plan" and args):
+        return no_job(layout, env)
     try:
+        if bare and name == "record":
+            return _record(layout, env, args, command="/record")
         return HANDLERS[name](layout, env, args)
     except BatonError as exc:
         return f"baton: {exc.message}"

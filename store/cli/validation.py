@@ -4,6 +4,7 @@ one can run (the command runs tests the model wrote), with what it left outside 
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ TAIL = 200
 class Outcome:
     ok: bool
     summary: str  # "" when ok; else exit code and the tail of the output, one line
+    seconds: float = 0.0
 
 
 def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Optional[Tuple[str, Policy]] = None
@@ -34,6 +36,7 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
 
         built = build(sandbox[1])
         argv = [sandbox[0], *built.args, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
+    started = time.monotonic()
     try:
         proc = subprocess.run(argv, shell=built is None, cwd=str(cwd), stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=seconds)
@@ -46,8 +49,11 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
             from store.gate.afterrun import check
 
             check(built.after_check(sandbox[1]))
+    seconds = round(time.monotonic() - started, 3)
     if proc.returncode == 0:
-        return Outcome(True, "")
+        return Outcome(True, "", seconds)
     output = " ".join(proc.stdout.decode("utf-8", "replace").split())
+    if not output:
+        return Outcome(False, f"validate failed (exit {proc.returncode}, no output)", seconds)
     tail = output[-TAIL:] if len(output) > TAIL else output
-    return Outcome(False, f"validate failed (exit {proc.returncode}): {tail}")
+    return Outcome(False, f"validate failed (exit {proc.returncode}): {tail}", seconds)

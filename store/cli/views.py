@@ -40,7 +40,9 @@ def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
     return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
             "next": prog.next.id if prog.next else None, "running": list(prog.running),
             "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,
-            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems}
+            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems,
+            "once": {"results": snap.once_results,
+                     "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])]}}
 
 
 def status_text(data: Dict[str, Any]) -> str:
@@ -65,6 +67,11 @@ def status_text(data: Dict[str, Any]) -> str:
         " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
         if sessions else ""))
     lines += [f"problem: {p}" for p in data["problems"]]
+    once = data["once"]
+    if once["results"] or once["open"]:
+        lines.append(f"side effects (baton once): {once['results']} results, {len(once['open'])} open")
+        lines += [f"  open {one_line(o['key'], 60)} ({one_line(str(o.get('step')), 40)}) since {o.get('ts')}: running "
+                  "now, or unknown until settled" for o in once["open"]]
     return "\n".join(lines)
 
 
@@ -77,3 +84,22 @@ def log_line(record: Dict[str, Any]) -> str:
     return (f"#{record.get('seq')} {record.get('ts')} {one_line(str(record.get('step', '')), 60)} "
             f"{record.get('status')}{f' (attempt {attempt})' if attempt else ''}{extra}{who}"
             + (f"  {note}" if note else ""))
+
+
+def to_json(data: Any) -> str:
+    """JSON as baton's commands print it for programs: one line, ASCII, keys in a stable order."""
+    import json
+
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=True)
+
+
+def brief_data(job: Job, session: str) -> Dict[str, Any]:
+    """The brief with what a program needs to decide what to do next: is the job complete, does NEXT
+    wait for a person's approval, is a job limit reached (then the agent may only read)."""
+    from store.monitor import limits, outcomes
+
+    nxt = job.next
+    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": nxt is None,
+            "waiting": nxt.id if nxt is not None and job.waiting_for_approval() else None,
+            "limits": limits.reached(job.plan.limits, job.snap, outcomes.read_counters(job.layout)),
+            "last": job.snap.last}

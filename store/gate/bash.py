@@ -4,37 +4,34 @@ A command passes when it writes nothing protected and either the step does not r
 or it is read-only, or it matches one of the step's ``bash`` patterns (and chains nothing else),
 or everything it writes is known and inside the step's ``writes``. A command whose effect cannot
 be told (an interpreter, an unknown program, a variable as a target) is denied while writes are
-restricted: the reason says so and suggests a ``bash`` pattern. ``baton`` itself may be run,
-except ``approve`` (a person's act) and ``init`` over an existing plan.
+restricted, unless it will run in baton's sandbox (``kernel``), whose mounts then hold the limits:
+the reason says so and suggests a ``bash`` pattern. The job's rules apply in both modes. ``baton`` itself may be run,
+except ``approve`` (a person's act) and ``init`` over an existing plan; the command that
+``baton once`` runs is checked like any other, and a command matching the plan's ``effects``
+must run through ``baton once``.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
 from store.base import paths as scope
-from store.gate import runners
-from store.gate.call import Call, Rules, matches_any, mentions_protected, protected, refuse
+from store.gate import effects, patterns, runners
+from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
+from store.state.hosts import host_policy
+from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence, Tuple
+    from typing import List, Optional, Sequence, Tuple
 
+    from store.shell.report import Scan
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
-BATON_WRITE = ("record",)
-# A rule applies to each command of a chain, also inside ( ), { }, $( ), backquotes and after if/then/do
-SEGMENTS = re.compile(r"[;&|\n\r(){}`]+|\$\(")
-KEYWORDS = re.compile(r"^(?:(?:if|then|else|elif|do|while|until|time|!)\s+)+")
-# words that run the command after them: a rule about `git push` also holds for `sudo git push`
-WRAPPERS = re.compile(
-    r"^(?:(?:\w+=\S*|sudo(?:\s+-\S+)*|command|builtin|exec|nohup|time|stdbuf(?:\s+-\S+)*|nice(?:\s+-n\s*\S+|\s+-\S+)*"
-    r"|env(?:\s+-\S+|\s+\w+=\S*)*|timeout(?:\s+-\S+)*\s+\S+|xargs(?:\s+-\S+)*)\s+)+")
+BATON_WRITE = ("record", "once")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -45,16 +42,10 @@ def _subcommand(argv: Sequence[str]) -> str:
     return words[0] if words else ""
 
 
-def _rule_hit(command: str, pattern: str) -> bool:
-    pieces = [" ".join(p.split()) for p in (command, *SEGMENTS.split(command))]
-    bare = [WRAPPERS.sub("", KEYWORDS.sub("", p, count=1), count=1) for p in pieces]
-    return any(fnmatch.fnmatchcase(p, pattern) for p in (*pieces, *bare) if p)
-
-
 def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan]) -> Optional[str]:
     for argv in invocations:
         sub = _subcommand(argv)
-        if sub == "approve" or any("approve" in a.lower() for a in argv[1:3]):
+        if sub == "approve" or (sub != "once" and any("approve" in a.lower() for a in argv[1:3])):
             return refuse("approve", "baton denied `baton approve`: only a person approves a step, by typing "
                                      "/baton:approve STEP in the prompt. Stop and ask them.")
         if sub == "init" and plan is not None:
@@ -77,53 +68,121 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
-    for rule in plan.rules if plan else ():
-        if _rule_hit(command, rule.deny_bash):
-            detail = f": {rule.reason}" if rule.reason else ""
-            return refuse("rule", f"baton denied this command: the job's rule `{rule.deny_bash}` forbids it{detail}.")
     folded = scope.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
     result = analyse(command, call.cwd, call.home)
-    verdict = _baton_verdict(result.baton, plan)
+    outputs, unknown_output = runners.outputs(command, call.cwd)  # test runners' report files, beyond pytest's
+    verdict = _baton_verdict(result.baton, plan) or _protected_writes(call, (*result.writes, *outputs), plan)
     if verdict:
         return verdict
-    outputs, unknown_output = runners.outputs(command, call.cwd)
-    for target in (*result.writes, *outputs):
-        found = protected(call, os.path.realpath(target), os.path.normpath(target), plan)
-        if found:
-            return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
-                                    "Record progress with `baton record STEP STATUS NOTE` instead.")
+    opaque = list(result.opaque) + _hidden_effects(call, result)
+    verdict = job_rules(call, plan, command, result, rules.name)
+    if verdict:
+        return verdict
     named = mentions_protected(command)
-    if result.opaque and named:
+    if opaque and named:
         return refuse("own-files", f"baton denied this command: {named}, and what it does cannot be checked "
-                                   f"({result.opaque[0]}). Use `baton record` to change the ledger.")
-    harmless = result.readonly or (
-        _baton_only(result.commands, result.baton) and not result.writes and not result.opaque)
-    if read_only and (result.writes or outputs if kernel else not harmless):  # the sandbox then runs it read-only
+                                   f"({opaque[0]}). Use `baton record` to change the ledger.")
+    harmless = not opaque and (result.readonly or (
+        _baton_only(result.commands, result.baton) and not result.writes))
+    # with the sandbox, what only reading allows runs with nothing writable; `baton once` records outside it
+    once = any(_subcommand(argv) == "once" for argv in result.baton)
+    if read_only and not harmless and (not kernel or result.writes or outputs or once):
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
     if rules.tools is not None and "Bash" not in rules.tools:
         return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
+    inner = effects.lone_once_inner(command, result) if plan and plan.effects else ""
     if rules.writes is None or harmless:
         return None
-    if matches_any(command, rules.bash):  # a step's own pattern: what its options name is still a write
-        return _outside_writes(call, rules, outputs, () if kernel or not unknown_output else
+    if matches_any(command, rules.bash) or (inner and matches_any(inner, rules.bash)):
+        # the person allowed this command (or the one a lone `baton once` runs); what it names still counts
+        return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel or not unknown_output else
                                ("a test runner's output option is not a plain path",))
-    return _outside_writes(call, rules, result.writes, () if kernel else result.opaque)
+    return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel else opaque)
+
+
+def _protected_writes(call: Call, writes: Sequence[str], plan: Optional[Plan]) -> Optional[str]:
+    for target in writes:
+        real = os.path.realpath(target)
+        found = protected(call, real, os.path.normpath(target), plan) or hard_link(call, real, plan)
+        if found:
+            return refuse(found[0], f"baton denied this command: it writes {call.shown(target)}, and {found[1]}. "
+                                    "Record progress with `baton record STEP STATUS NOTE` instead.")
+    return None
+
+
+def _hidden_effects(call: Call, result: Scan) -> List[str]:
+    """What the scan could not know: writes through a link the command itself makes, and a PATH
+    that lets a file in the project stand in for a program."""
+    out = []
+    links = [(link, os.path.realpath(link)) for link in result.links]
+    for target in result.writes:
+        real = os.path.realpath(target)
+        for link, link_real in links:
+            if real != link_real and scope.under(real, link_real):
+                out.append(f"it writes {call.shown(target)} through {call.shown(link)}, which it makes a link or moves")
+                break
+    for entry in (call.env.get("PATH") or "/usr/bin").split(os.pathsep):  # unset: bash's default, system folders
+        if not os.path.isabs(entry) or scope.under(os.path.realpath(entry), call.project):
+            out.append(f"PATH holds {entry or '.'}, a folder in the project, so a program name may run a file there")
+            break
+    return out
+
+
+def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step: str = "?") -> Optional[str]:
+    """The plan's rules: deny_bash, effects (only through ``baton once``; ``step`` names the key it
+    suggests), protect_branches, deny_content, allow_hosts (and the count of operations that leave
+    the machine, kept on ``call.external`` for ``limits.external_ops``)."""
+    if plan is None:
+        return None
+    for rule in of_kind(plan.rules, "deny_bash"):
+        how = patterns.hit(rule.value, command, result)
+        if how:
+            detail = f": {rule.reason}" if rule.reason else ""
+            return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
+                                  f"({how}).")
+    if plan.effects:
+        effect = effects.unwrapped(result, plan.effects)
+        if effect:
+            return effects.reason(effect[0], effect[1], step)
+    branch_rules = of_kind(plan.rules, "protect_branches")
+    if branch_rules:
+        from store.gate import branches
+
+        verdict = branches.check(branch_rules, result, call.env)
+        if verdict:
+            return verdict
+    content_rules = of_kind(plan.rules, "deny_content")
+    if content_rules:
+        from store.gate import content
+
+        verdict = content.check_bash(call, content_rules, result)
+        if verdict:
+            return verdict
+    hosts = host_policy(plan.rules)
+    if hosts is not None or plan.limits.get("external_ops"):
+        from store.gate import egress
+
+        sent = egress.bash(result, hosts, call.project, call.home, call.env)
+        call.external = sent.count
+        return sent.refusal
+    return None
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
     outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
     if not outside and not opaque:
         return None
-    allowed = ", ".join(rules.writes or ()) or "nothing"
-    advice = ("Use read-only commands, Write/Edit inside those paths, or ask the person to add a `bash` pattern for "
-              "this command to the step.")
+    inside = "Write/Edit inside those paths, " if rules.writes else ""
+    advice = (f"Use read-only commands, {inside}or ask the person to add a `bash` pattern for this command to the "
+              "step.")
     if outside:
-        return refuse("writes", f"baton denied this command: step {rules.name} may write only {allowed}, and it "
-                                f"writes {', '.join(call.shown(t) for t in outside[:3])} outside them. {advice}")
-    return refuse("unknown-effect", f"baton denied this command: step {rules.name} may write only {allowed}, and "
+        shown = ", ".join(call.shown(t) for t in outside[:3]) + (" outside them" if rules.writes else "")
+        return refuse("writes", f"baton denied this command: step {rules.name} {rules.may_write}, and it "
+                                f"writes {shown}. {advice}")
+    return refuse("unknown-effect", f"baton denied this command: step {rules.name} {rules.may_write}, and "
                                     f"baton cannot tell what it writes ({'; '.join(opaque[:2])}). {advice}")

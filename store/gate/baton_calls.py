@@ -5,7 +5,9 @@ redirection, no variable) runs outside the sandbox, since ``baton record`` must 
 ledger the sandbox keeps read-only. It runs by absolute paths (this interpreter and this plugin's
 ``bin/baton``), so no program on PATH can stand in for it. Reading commands (``brief``, ``status``,
 ``log``, ``verify``, ``--help``, ``--version``) and ``record`` of the step that is NEXT need no
-prompt: they are how an unattended job reports progress. Every other invocation asks.
+prompt: they are how an unattended job reports progress. Every other invocation asks. ``baton
+once`` runs its command in the sandbox all the same: the gate hands it the command line to start
+it with (``BATON_ONCE_PREFIX``, a file in ``.baton/run/``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from store.gate.rewrite import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Tuple
+    from typing import List, Mapping, Optional, Tuple
 
 READING = ("brief", "status", "log", "verify", "--help", "-h", "--version")
 LAUNCHER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bin", "baton")
@@ -48,7 +50,8 @@ def safe(args: List[str], next_step: Optional[str]) -> Tuple[bool, str]:
     return False, f"`baton {args[0]}` is not one of the commands baton runs without asking"
 
 
-def launcher(args: List[str]) -> str:
-    """The command that runs ``baton ARGS`` by absolute paths, outside the sandbox."""
+def launcher(args: List[str], env: Optional[Mapping[str, str]] = None) -> str:
+    """The command that runs ``baton ARGS`` by absolute paths, outside the sandbox, with ``env`` set."""
     python = sys.executable or "/usr/bin/python3"
-    return " ".join(quote(a) for a in [python, "-I", "-S", LAUNCHER, *args])
+    assigns = [f"{name}={quote(value)}" for name, value in (env or {}).items()]
+    return " ".join([*assigns, *(quote(a) for a in [python, "-I", "-S", LAUNCHER, *args])])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import stat
 
 from store.base import paths as scope
 from store.state import approvals
@@ -67,6 +68,11 @@ class Rules:
     def name(self) -> str:
         return self.step.id if self.step else "?"
 
+    @property
+    def may_write(self) -> str:
+        """What the step may write, as a refusal says it: "may write only src/**, tests/**"."""
+        return f"may write only {', '.join(self.writes)}" if self.writes else "may not write any file (it only reads)"
+
 
 class Call:
     """What the gate knows about one tool call."""
@@ -74,6 +80,7 @@ class Call:
     def __init__(self, tool: str, tool_input: Mapping[str, Any], cwd: str, project: str, state_dir: str,
                  home: str, env: Mapping[str, str]) -> None:
         self.tool, self.input, self.cwd, self.home, self.env = tool, tool_input, cwd, home, env
+        self.external = 0  # operations this call sends out of the machine (limits.external_ops)
         self.project = os.path.realpath(project)
         self.state_dirs = (state_dir, os.path.realpath(state_dir))
         self.key_dirs = (approvals.key_dir(env), os.path.realpath(approvals.key_dir(env)))
@@ -106,6 +113,35 @@ def runs_code(call: Call, real: str) -> bool:
     home = os.path.realpath(call.home)
     return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
         any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+
+
+def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
+    """(code, why) when ``real`` is a file with other hard links, one of them baton's own file or
+    the key (then writing it writes them), or any while the plan protects paths (which cannot all be
+    listed). A new hard link is caught where it is made: ``ln`` counts its source as written."""
+    try:
+        info = os.stat(real)
+    except OSError:
+        return None
+    if info.st_nlink < 2 or not stat.S_ISREG(info.st_mode):
+        return None
+    for code, folder, what in (("own-files", call.state_dirs[1], "baton's own file"),
+                               ("key", call.key_dirs[1], "baton's approval key")):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            try:
+                other = os.stat(os.path.join(folder, name))
+            except OSError:
+                continue
+            if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
+                return code, f"it is a hard link to {name} in {folder}, {what}"
+    if plan and plan.protect:
+        return "protect", ("it has other hard links, and with `protect` globs in the plan baton cannot tell that "
+                           "none of them is protected")
+    return None
 
 
 def mentions_protected(command: str) -> Optional[str]:

@@ -2,9 +2,11 @@
 
 Order: the static gate (:func:`store.gate.bash.decide_bash`: baton's files, the job's rules,
 waiting, limits, known writes outside the step); the person's own Claude Code rules on the
-original command (:mod:`store.gate.permissions`); then ``allow`` or ``ask`` with ``updatedInput``,
+original command (:mod:`store.gate.permissions`); the count of operations that leave the machine
+(``limits.external_ops``); then ``allow`` or ``ask`` with ``updatedInput``,
 the command rewritten to run in the sandbox (never ``updatedInput`` alone: Claude Code would check
-its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths. Where no
+its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths; the command
+a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``). Where no
 sandbox can run, the static gate alone decides and Claude Code's own prompts follow unchanged.
 """
 
@@ -87,12 +89,35 @@ def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.P
                           job.plan.protect, git, network, settings.caches, disable_userns=settings.disable_userns)
 
 
-def _baton_call(command: str, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
-                tool_input: Mapping[str, Any]) -> Dict[str, Any]:
+def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
+                read_only: bool, mode: Mode, payload: Mapping[str, Any]) -> Dict[str, Any]:
+    command = str(call.input.get("command"))
     ok, why = baton_calls.safe(args, job.next.id if job.next else None)
     allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
     reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
-    return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args), tool_input)
+    env = {}
+    if mode.kernel and args[:1] == ["once"]:  # baton once records outside; the command it runs, inside
+        policy, rid, files, built = _prepare(call, job, read_only, payload)
+        prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
+                  "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
+        rewrite.write_args(files["args"], prefix)
+        env["BATON_ONCE_PREFIX"] = files["args"]
+        reason = reason[:-1] + "; the command it runs, in its sandbox."
+    return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
+
+
+def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) -> Tuple[
+        sandbox.Policy, str, Dict[str, str], sandbox.Built]:
+    """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
+    policy = policy_for(call, job, Rules(job.next), read_only)
+    state_dir = str(job.layout.root)
+    rid = runs.run_id(payload.get("tool_use_id"))
+    files = runs.paths(state_dir, rid)
+    built = sandbox.build(policy, files["lock"])
+    record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
+              "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
+    runs.start(state_dir, rid, record)
+    return policy, rid, files, built
 
 
 def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
@@ -111,28 +136,27 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
                                 call.project, call.home)
     if verdict.decision == "deny":
         return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
+    if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)
+        from store.gate.policy import count_external
+
+        over = count_external(job, call)
+        if over:
+            return _answer("deny", over)
     args = baton_calls.invocation(command)
     if args is not None:
-        return _baton_call(command, args, job, verdict, call.input)
+        return _baton_call(call, args, job, verdict, read_only is not None, mode, payload)
     if not mode.kernel:
         if job.plan.sandbox.require:
             return _answer("deny", refuse("sandbox", f"baton denied this command: this job requires baton's "
                                                      f"sandbox, which cannot run here ({mode.why}). Tell the person."))
         return None
-    return _sandboxed(call, job, Rules(job.next), read_only is not None, verdict, mode, payload)
+    return _sandboxed(call, job, read_only is not None, verdict, mode, payload)
 
 
-def _sandboxed(call: Call, job: Job, rules: Rules, read_only: bool, verdict: permissions.Verdict, mode: Mode,
+def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdict, mode: Mode,
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    policy = policy_for(call, job, rules, read_only)
-    state_dir = str(job.layout.root)
-    rid = runs.run_id(payload.get("tool_use_id"))
-    files = runs.paths(state_dir, rid)
-    built = sandbox.build(policy, files["lock"])
-    record = {"command": command, "step": job.next.id if job.next else "",
-              "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
-    runs.start(state_dir, rid, record)
+    policy, rid, files, built = _prepare(call, job, read_only, payload)
     rewrite.write_args(files["args"], built.args)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:

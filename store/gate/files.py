@@ -1,7 +1,8 @@
 """Write, Edit and NotebookEdit: may the file this call names be written now?
 
-Never inside ``.baton/``, the approval key's folder or the plan's ``protect`` globs; nothing while
-only reading is allowed; otherwise only tools the step allows, inside the step's ``writes``.
+Never inside ``.baton/``, the approval key's folder or the plan's ``protect`` globs, nor content a
+``deny_content`` rule forbids; nothing while only reading is allowed; otherwise only tools the
+step allows, inside the step's ``writes``.
 Paths are resolved through symlinks before any comparison (see ``store.base.paths``). While a job
 is active, a file with another hard link is refused (the other name may be the ledger or the key),
 and so is every write while a sandboxed Bash command still runs in the background: these tools
@@ -16,6 +17,7 @@ import os
 from store.base import paths as scope
 from store.gate.call import WRITE_TOOLS, Call, Rules, protected, refuse, tools_check
 from store.state import approvals
+from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,12 +33,11 @@ def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> O
     if found:
         return refuse(found[0], f"baton denied writing {raw}: {found[1]}.")
     if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
-        allowed = ", ".join(rules.writes) or "nothing"
         shown = scope.relative(real, call.project)
         where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
-        return refuse("writes", f"baton denied writing {where}: step {rules.name} may write only {allowed}. Write "
-                                "inside those paths, or finish this step and record it (`baton record STEP done`) "
-                                "first.")
+        inside = "Write inside those paths, or finish" if rules.writes else "Finish"
+        return refuse("writes", f"baton denied writing {where}: step {rules.name} {rules.may_write}. {inside} "
+                                "this step and record it (`baton record STEP done`) first.")
     return None
 
 
@@ -48,6 +49,13 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
     never = target_reason(call, raw, plan, Rules(None)) or _linked(call, raw, plan) or _racing(call, raw, plan)
     if never:
         return never
+    content_rules = of_kind(plan.rules, "deny_content") if plan else ()
+    if content_rules:
+        from store.gate.content import check_write
+
+        verdict = check_write(call, content_rules, raw)
+        if verdict:
+            return verdict
     if read_only:
         return refuse(read_only[0], f"baton denied {call.tool} on {raw}: {read_only[1]}")
     return tools_check(call, rules) or target_reason(call, raw, plan, rules)

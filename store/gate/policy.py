@@ -5,7 +5,9 @@ written for the model: what was refused, why, what it may do instead, and ``[bat
 Order of checks: unknown payload shape; baton's own files and the plan's ``protect`` globs
 (always); the job's ``rules``; ``baton`` subcommands; a step waiting for a person's approval or a
 job limit (reading only, :func:`read_only_reason`); the step's ``tools``; the step's ``writes``
-(Write/Edit/NotebookEdit by path in ``files``, Bash by static analysis in ``bash``).
+(Write/Edit/NotebookEdit by path in ``files``, Bash by static analysis in ``bash``). WebFetch and
+MCP tools are judged by ``allow_hosts`` (``egress``); a call that passes and sends data out is
+counted by :func:`count_external` toward ``limits.external_ops``.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
             return refuse("key", "baton denied reading baton's approval key: only a person approves steps, with "
                                  "/baton:approve.")
         return None
+    if call.tool == "WebFetch" or call.tool.startswith("mcp__"):
+        return _external_tool(call, plan, rules, read_only)
     if call.tool in SCHEDULERS:
         text = scope.fold(repr(call.input))
         if "approve" in text and "baton" in text:
@@ -63,6 +67,34 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
                                      "typing it.")
         return tools_check(call, rules)
     return tools_check(call, rules)
+
+
+def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
+                   read_only: Optional[Tuple[str, str]]) -> Optional[str]:
+    """WebFetch reads, MCP tools may do anything: both send data out, judged by ``allow_hosts``."""
+    from store.gate import egress
+    from store.state.hosts import host_policy
+
+    hosts = host_policy(plan.rules) if plan else None
+    tool_input = call.input if isinstance(call.input, dict) else {}
+    sent = egress.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else egress.mcp(call.tool, hosts)
+    if sent.refusal:
+        return sent.refusal
+    if read_only and call.tool != "WebFetch":
+        return refuse(read_only[0], f"baton denied {call.tool}: {read_only[1]}")
+    call.external = sent.count if plan and plan.limits.get("external_ops") else 0  # counted while limited
+    return tools_check(call, rules)
+
+
+def count_external(job: Job, call: Call) -> Optional[str]:
+    """Count the operations ``call`` sends out (``limits.external_ops``); refuse once the job's
+    limit would be passed. The count lives in counters.json (``store.monitor.outcomes``)."""
+    cap = job.plan.limits.get("external_ops")
+    if outcomes.take_external(job.layout, call.external, cap) is not None:
+        return None
+    return refuse("external-ops", f"baton denied this call: it sends data out of the machine, and the job has used "
+                                  f"its {cap:g} external operations (limits.external_ops). Finish without it, or stop "
+                                  "and ask the person to raise the limit in .baton/plan.json.")
 
 
 def waiting_reason(step: Step) -> Tuple[str, str]:

@@ -26,6 +26,8 @@ INNER = ("exec 3>&4 4>&-; __baton_cmd=$1; shift; " + PROXY +
          "if [ -n \"${__baton_snapshot-}\" ]; then source \"$__baton_snapshot\" 2>/dev/null || true; fi; "
          "unset __baton_snapshot; \\builtin shopt -u extglob 2>/dev/null || true; "
          "eval \"$__baton_cmd\" 3>&-; __baton_rc=$?; \\builtin pwd -P >&3 2>/dev/null; exit $__baton_rc")
+# what `baton once` starts its command with inside the sandbox: the proxy's forwarder, then the argv
+ONCE_INNER = PROXY + "exec \"$@\""
 # Claude Code runs `bash -c 'source <snapshot> ... eval <command> ...'`: take the snapshot from there
 SNAPSHOT = ("__baton_s=${BASH_EXECUTION_STRING-}; __baton_s=${__baton_s#source }; __baton_s=${__baton_s%% *}; "
             "case $__baton_s in */shell-snapshots/*) ;; *) __baton_s= ;; esac; ")

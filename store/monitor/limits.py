@@ -1,4 +1,8 @@
-"""Job-level limits: which of the plan's ``limits`` the job has reached, from cheap counters."""
+"""Job-level limits: which of the plan's ``limits`` the job has reached, from cheap counters.
+
+Cost is the larger of what the hooks summed from transcripts and what ``session`` records report
+(``baton run`` and Agent SDK scripts write one per Claude Code session).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ from store.state.snapshot import Snapshot
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Mapping, Optional
+
+    from store.state.job import Job
 
 # limit name -> counters.json key holding the running total
 COUNTED = {"tool_calls": "total_calls", "turns": "turns", "tokens": "tokens", "cost_usd": "cost_usd"}
@@ -33,6 +39,8 @@ def reached(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, 
     for name, key in COUNTED.items():
         cap = limits.get(name)
         value = counters.get(key, 0)
+        if name == "cost_usd" and isinstance(value, (int, float)):
+            value = max(value, snap.session_cost_usd)
         if cap and isinstance(value, (int, float)) and value >= cap:
             out.append(f"{name} {value:g} of {cap:g}")
     cap = limits.get("wall_minutes")
@@ -46,3 +54,30 @@ def reached(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, 
 def step_files_over(limits: Mapping[str, float], counters: Mapping[str, Any], step: str) -> bool:
     cap = limits.get("changed_files")
     return bool(cap) and counters.get("step") == step and int(counters.get("changed_count", 0)) >= int(cap or 0)
+
+
+def news(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, Any]) -> List[str]:
+    """The brief's LIMIT line while a job limit is reached: what stopped, and what a person does next."""
+    hit = reached(limits, snap, counters)
+    if not hit:
+        return []
+    names = ", ".join(f"limits.{phrase.split()[0]}" for phrase in hit)
+    return [f"LIMIT: {', '.join(hit)} reached: only reading is allowed; stop and tell the person. To go on, "
+            f"they raise {names} in .baton/plan.json and start a session (or run baton run) again"]
+
+
+def job_news(job: Job) -> List[str]:
+    """:func:`news` for a loaded job: nothing when no step is left or the plan sets no limits."""
+    if job.next is None or not job.plan.limits:
+        return []
+    from store.monitor.outcomes import read_counters
+
+    return news(job.plan.limits, job.snap, read_counters(job.layout))
+
+
+def external_ops(snap: Snapshot, counters: Mapping[str, Any]) -> int:
+    """Operations that left the machine in the whole job, the one count ``limits.external_ops`` caps:
+    ``baton once`` results (folded from the ledger into the snapshot) plus ``counters.json``'s
+    ``external_ops``, where the hooks count other outgoing operations."""
+    counted = counters.get("external_ops", 0)
+    return snap.once_results + (int(counted) if isinstance(counted, (int, float)) else 0)

@@ -3,7 +3,9 @@
 ``events.jsonl`` keeps one compact line per outcome and rotates at :data:`EVENTS_CAP` bytes (one
 old file kept). ``counters.json`` keeps what the alerts and limits need: calls and failures since
 the last ledger record, identical failures in a row, files changed by the current step, and the
-job's total tool calls. Counters reset when the ledger gains a record or NEXT moves on.
+job's total tool calls, the job's operations that left the machine (``external_ops``, see
+:func:`take_external`). Counters reset when the ledger gains a record or NEXT moves on (the job's
+totals do not).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from store.state.location import Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Mapping
+    from typing import Any, Dict, List, Mapping, Optional
 
 EVENTS_CAP = 1024 * 1024
 KEEP_FILES = 200
@@ -47,6 +49,21 @@ def read_counters(layout: Layout) -> Dict[str, Any]:
 def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
     """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
     durable.atomic_write(layout.counters, json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+
+
+def take_external(layout: Layout, count: int, cap: Optional[float]) -> Optional[int]:
+    """Add ``count`` operations that leave the machine to the job's total (``external_ops`` in
+    counters.json, the one count every caller shares: the gate for Bash, WebFetch and MCP calls,
+    ``baton once`` for its results); None, adding nothing, when that would pass ``cap``."""
+    layout.root.mkdir(parents=True, exist_ok=True)
+    with durable.locked(layout.hooks_lock):
+        counters = read_counters(layout)
+        total = int(counters.get("external_ops", 0)) + count
+        if cap and total > cap:
+            return None
+        counters["external_ops"] = total
+        save_counters(layout, counters)
+    return total
 
 
 def append_event(layout: Layout, event: Mapping[str, Any]) -> None:

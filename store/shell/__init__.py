@@ -11,7 +11,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from store.shell.scan import Scan
+    from store.shell.report import Scan
 
 
 def analyse(command: str, cwd: str, home: str) -> Scan:

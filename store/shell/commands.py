@@ -1,19 +1,29 @@
-"""What known commands do, for ``shellscan``: read-only commands, wrappers, cd, assignments, git.
+"""What known commands do, for the scan: read-only commands, wrappers, and git.
 
 ``dispatch(cmd, name, args)`` reports through ``cmd`` (a ``contract.Command``) what the command
 ``name args`` does: files it writes (``cmd.write``), why its effect is unknown (``cmd.opaque``),
 the commands it runs in turn (``cmd.aside().run``, ``cmd.code``) and a change of directory
-(``cmd.chdir``). File writers are in ``shellwrite``, commands that run code in ``shellprog``;
-a command known nowhere is opaque. A computed argument that could expand to an option (``$X``,
-``*``) makes any command opaque whose options can write, run or redirect something.
+(``cmd.chdir``). Shell builtins are in ``builtin``, file writers in ``writers``, commands that
+run code in ``programs``; a command known nowhere runs code the scan cannot see. A computed
+argument that could expand to an option (``$X``, ``*``) makes any command opaque whose options
+can write, run or redirect something.
+
+``PURE`` lists the commands with no way to write a file or run other code, whatever their
+arguments: each was checked for options that write (``sort -o``), run programs (``less``'s
+``LESSOPEN``, ``rg --pre``), evaluate arithmetic or subscripts (``test -v``, ``printf -v``),
+change the shell (``set``, ``unset``, ``jobs -x``, ``compgen -C``) or the system (``date -s``,
+``hostname NAME``); those have handlers instead. The environment variables they read are
+covered by ``environment``.
 """
 
 from __future__ import annotations
 
 import re
 
+from store.shell import builtin as shellbuiltins
 from store.shell import programs as shellprog
 from store.shell import writers as shellwrite
+from store.shell.variables import word_value
 from store.shell.words import Word, computed, getopt, lit
 
 TYPE_CHECKING = False
@@ -23,15 +33,16 @@ if TYPE_CHECKING:
 
 PURE = frozenset(
     """ls cat head tail more grep egrep fgrep zgrep wc echo pwd which type whereis stat du df cmp comm cut tr
-    paste column fold nl jq date printenv true false test [ basename dirname realpath readlink md5sum sha1sum
-    sha224sum sha256sum sha384sum sha512sum b2sum cksum sum od hexdump strings id whoami uname hostname ps sleep
+    paste column fold nl jq printenv true false basename dirname realpath readlink md5sum sha1sum
+    sha224sum sha256sum sha384sum sha512sum b2sum cksum sum od hexdump strings id whoami uname ps sleep
     seq yes : tac rev expand unexpand fmt pr join expr nproc arch tty groups who uptime free locale getconf base32
-    base64 diff diff3 zcat bzcat xzcat dirs jobs wait shift unset return exit break continue ulimit umask set
-    help compgen times numfmt tput pgrep pidof""".split()
+    base64 diff diff3 zcat bzcat xzcat dirs shift return exit break continue ulimit umask help times numfmt
+    tput pgrep pidof caller""".split()
 )
 SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/",
                "/opt/homebrew/bin/")
 _ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_URL_RUNS = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*::")  # transport helpers: ext::CMD, fd::, any helper::
 _GIT_READS = frozenset(
     """status log diff show rev-parse ls-files grep blame shortlog describe rev-list cat-file ls-tree ls-remote
     merge-base name-rev show-ref for-each-ref whatchanged diff-tree diff-files diff-index var check-ignore
@@ -54,6 +65,8 @@ _WRAPPERS = {
     "time": ("fo", ("output=", "format="), ()),
     "nice": ("n", ("adjustment=",), ()),
     "nohup": ("", (), ()),
+    "setsid": ("", ("fork", "wait", "ctty"), ()),
+    "ionice": ("cnpP", ("class=", "classdata=", "pid=", "pgid=", "uid="), ("-p", "--pid", "-P", "--pgid", "-u")),
     "timeout": ("sk", ("signal=", "kill-after="), ()),
     "stdbuf": ("ioe", ("input=", "output=", "error="), ()),
     "xargs": ("aEdILnPs", ("arg-file=", "delimiter=", "eof=", "replace=", "max-lines=", "max-args=",
@@ -70,10 +83,10 @@ def dispatch(cmd: Command, name: str, args: list[Word]) -> None:
         word = computed(args)
         if word is not None:
             cmd.opaque(f"{name} has a computed argument: {word.raw}")
-        handler = _HANDLERS.get(name) or shellwrite.HANDLERS.get(name) or shellprog.HANDLERS.get(name)
-        handler = handler or shellprog.family(name)
+        handler = (_HANDLERS.get(name) or shellbuiltins.HANDLERS.get(name) or shellwrite.HANDLERS.get(name)
+                   or shellprog.HANDLERS.get(name) or shellprog.family(name))
     if handler is None:
-        cmd.opaque(f"unknown command '{name}'")
+        cmd.runs_code(f"unknown command '{name}'")
     else:
         handler(cmd, name, args)
 
@@ -94,17 +107,21 @@ def _git(cmd: Command, name: str, args: list[Word]) -> None:
                 where.append(args[k])
             k += 1
         if option in ("-c", "--config-env") or (option == "--exec-path" and "=" in text):
-            cmd.opaque(f"git {option} may run programs")
+            cmd.runs_code(f"git {option} may run programs")
         elsewhere = elsewhere or option in ("--git-dir", "--work-tree")
+    if k < len(args) and args[k].literal() is None:
+        cmd.opaque(f"git subcommand is computed: {args[k].raw}")
+        return
     if k >= len(args):
         return
     sub, rest = args[k].literal() or "", args[k + 1 :]
-    if _git_reads(sub, [w.literal() or "" for w in rest]):
+    texts = [w.literal() or "" for w in rest]
+    if _git_reads(sub, texts):
         _git_outputs(cmd, sub, rest)
     elif sub in ("add", "commit") and not elsewhere and len(where) < 2:
         cmd.write(where[0] if where else lit("."), ".git")
     else:
-        cmd.opaque(f"git {sub or args[k].raw} may rewrite files")
+        cmd.opaque(f"git {sub} may rewrite files")
 
 
 def _git_reads(sub: str, texts: list[str]) -> bool:
@@ -125,45 +142,17 @@ def _git_reads(sub: str, texts: list[str]) -> bool:
 def _git_outputs(cmd: Command, sub: str, rest: list[Word]) -> None:
     for k, word in enumerate(rest):
         text = word.literal() or ""
+        if sub in ("ls-remote", "remote") and (text.startswith(("--upload-pack", "-u", "--exec"))
+                                                 or _URL_RUNS.match(text)):
+            cmd.runs_code(f"git {sub} {text[:40]} runs a program")
+        if sub == "help" and text in ("-w", "--web", "-i", "--info"):
+            cmd.runs_code("git help opens a viewer program")
         if re.match(r"--outp(?:ut?)?(?:=|\Z)", text):
             target = word.tail(text.index("=") + 1) if "=" in text else rest[k + 1] if k + 1 < len(rest) else None
             if target is not None:
                 cmd.write(target)
         elif sub == "grep" and text.startswith(("-O", "--open-files-in-pager")):
             cmd.opaque("git grep -O runs a program")
-
-
-def _cd(cmd: Command, name: str, args: list[Word]) -> None:
-    ops = [w for w in args if not re.fullmatch(r"-[LPe@]+|--", w.literal() or "")]
-    physical = any("P" in (w.literal() or "") for w in args[: len(args) - len(ops)])
-    first = (ops[0].literal() or "") if ops else ""
-    if name == "popd" or (name == "pushd" and (not ops or first[:1] in ("+", "-"))) or first == "-":
-        cmd.lost()
-    else:
-        cmd.chdir(ops[0] if ops else None, physical)
-
-
-def _declare(cmd: Command, name: str, args: list[Word]) -> None:
-    for word in args:
-        m = _ASSIGN.match(word.raw)
-        if m:
-            cmd.assign(m.group(1))
-
-
-def _setters(cmd: Command, name: str, args: list[Word]) -> None:
-    """read, mapfile, getopts, printf -v, let: they may assign variables named in their arguments."""
-    texts = [w.literal() or "" for w in args]
-    if name == "printf":
-        texts = [t for t, prev in zip(texts, [""] + texts) if prev == "-v"]
-    for text in texts:
-        for m in re.finditer(r"[A-Za-z_][A-Za-z0-9_]*", text):
-            cmd.assign(m.group())
-
-
-def _shopt(cmd: Command, name: str, args: list[Word]) -> None:
-    for word in args:
-        if word.literal() in ("lastpipe", "expand_aliases"):
-            cmd.opaque(f"shopt {word.literal()} changes how commands run")
 
 
 def _wrapper(cmd: Command, name: str, args: list[Word]) -> None:
@@ -175,7 +164,8 @@ def _wrapper(cmd: Command, name: str, args: list[Word]) -> None:
         elif name == "time" and option in ("-o", "--output") and value is not None:
             cmd.write(value)
     while name in ("sudo", "env") and rest and (m := _ASSIGN.match(rest[0].raw)):
-        cmd.assign(m.group(1))
+        tail = rest[0].tail(len(m.group(0)))
+        cmd.assign(m.group(1), None if tail is None else word_value(tail))
         rest = rest[1:]
     rest = rest[1:] if name == "timeout" or (name == "env" and rest and rest[0].literal() == "-") else rest
     if name == "xargs":
@@ -191,13 +181,14 @@ def _builtin(cmd: Command, name: str, args: list[Word]) -> None:
     if name == "command" and any(o in ("-v", "-V") for o, _ in opts):
         return
     if rest:
-        cmd.run(rest[0], rest[1:])
+        cmd.run(rest[0], rest[1:], functions=False)
 
 
 _RELAXED: dict[str, Handler] = {
-    "cd": _cd, "pushd": _cd, "popd": _cd, "baton": shellprog.baton, "export": _declare, "local": _declare,
-    "declare": _declare, "typeset": _declare, "readonly": _declare, "read": _setters, "mapfile": _setters,
-    "readarray": _setters, "getopts": _setters, "printf": _setters, "let": _setters, "shopt": _shopt,
+    "baton": shellprog.baton,
+    **{name: shellbuiltins.HANDLERS[name] for name in ("cd", "pushd", "popd", "export", "local", "declare", "typeset",
+                                                        "readonly", "read", "getopts", "printf", "let", "test", "[",
+                                                        "unset", "wait", "date")},
 }
 _HANDLERS: dict[str, Handler] = {
     **{name: _wrapper for name in _WRAPPERS}, "command": _builtin, "builtin": _builtin, "exec": _builtin,

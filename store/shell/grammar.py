@@ -1,10 +1,12 @@
-"""Bash's grammar over ``shellwords`` tokens, for ``shellscan``: lists, pipelines, compound commands.
+"""Bash's grammar over the lexer's tokens, for the scan: lists, pipelines, compound commands.
 
 ``Walker(result, tokens).run(cwds)`` hands every simple command to ``result.simple`` with the
 directories that may be current when it runs, and returns those in effect after the tokens ran
 (after success, after failure). A cd in a subshell, a pipeline or a background job does not leak;
 after one that may have failed, both directories stay possible; in a loop, later rounds start in
-an unknown directory (None).
+an unknown directory (None), and a loop body is read again when its first round defined a
+function (a command in it may call that function in the next round). ``result.cond`` counts the
+branches, loops and subshells being read: a function defined there may not exist afterwards.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 MAX_NEST = 60  # compound commands inside one another
 MAX_CWDS = 16  # directories followed at once
+_BRANCHES = frozenset(("if", "while", "until", "for", "select", "case"))  # bodies that may not run
 _CLOSERS = frozenset((")", ";;", ";&", ";;&", "then", "do", "done", "fi", "elif", "else", "esac", "}"))
 
 
@@ -68,9 +71,11 @@ class Walker:
             self.newlines()
             if self.peek() is None or self.at(*_CLOSERS):
                 return flow
+            mark = self.result.defined()
             flow = self.and_or(cur)
             if self.at("&"):  # a background job runs in a subshell
                 flow = cur, cur
+                self.result.uncertain(mark)
             if self.at(";", "&"):
                 self.k += 1
             elif not (self.peek() is None or self.at("\n", *_CLOSERS)):
@@ -83,12 +88,16 @@ class Walker:
             both = self.at("&&")
             self.k += 1
             self.newlines()
-            if both:
-                succ, more = self.pipeline(succ)
-                fail = union(fail, more)
-            else:
-                more, fail = self.pipeline(fail)
-                succ = union(succ, more)
+            self.result.cond += 1
+            try:
+                if both:
+                    succ, more = self.pipeline(succ)
+                    fail = union(fail, more)
+                else:
+                    more, fail = self.pipeline(fail)
+                    succ = union(succ, more)
+            finally:
+                self.result.cond -= 1
         return succ, fail
 
     def pipeline(self, cwds: Cwds) -> Flow:
@@ -98,24 +107,33 @@ class Walker:
             self.k += 1
             if self.at("-p"):
                 self.k += 1
+        mark = self.result.defined()
         flow = self.command(cwds)
+        if self.at("|", "|&"):
+            self.result.uncertain(mark)
         while self.at("|", "|&"):  # every part of a pipeline runs in a subshell
             self.k += 1
             self.newlines()
+            self.result.cond += 1
             self.command(cwds)
+            self.result.cond -= 1
             flow = cwds, cwds
         return (flow[1], flow[0]) if negate else flow
 
     def command(self, cwds: Cwds) -> Flow:
         if self.result.nest >= MAX_NEST:
-            self.result.note("commands nested too deep")
+            self.result.unknown("commands nested too deep")
             self.k = len(self.toks)
             return cwds, cwds
         self.result.nest += 1
+        tok = self.peek()
+        branch = isinstance(tok, Op) or (isinstance(tok, Word) and tok.bare() in _BRANCHES)
+        self.result.cond += branch
         try:
             return self.compound(cwds)
         finally:
             self.result.nest -= 1
+            self.result.cond -= branch
 
     def compound(self, cwds: Cwds) -> Flow:
         tok = self.peek()
@@ -172,7 +190,7 @@ class Walker:
         dry.command(cwds)
         self.k = max(dry.k, start + 1)
         if isinstance(name, Word):
-            self.result.functions[name.text] = self.toks[start : self.k]
+            self.result.define(name.text, self.toks[start : self.k])
         return cwds, cwds
 
     def group(self, cwds: Cwds) -> Flow:
@@ -203,10 +221,12 @@ class Walker:
     def loop(self, cwds: Cwds) -> Flow:
         """while/until/for/select: the body may run any number of times."""
         start = self.k
+        defined = sum(len(bodies) for bodies in self.result.functions.values())
         after = self.loop_once(cwds)
-        if after != cwds:  # a cd in the body: later rounds start anywhere
+        again = sum(len(bodies) for bodies in self.result.functions.values()) != defined
+        if after != cwds or again:  # a cd in the body: later rounds start anywhere; or a new function
             self.k = start
-            after = self.loop_once(union(after, (None,)))
+            after = self.loop_once(union(after, (None,)) if after != cwds else after)
         return after, after
 
     def loop_once(self, cwds: Cwds) -> Cwds:
@@ -269,11 +289,13 @@ class Walker:
         """``[[ ... ]]``: operators inside are comparisons, never redirections."""
         self.k += 1
         self.result.commands.append("[[")
+        words = []
         while (tok := self.peek()) is not None and not self.at("]]"):
             word = tok.target if isinstance(tok, Redir) else tok
             if isinstance(word, Word):
-                self.result.subs(word, cwds)
+                words.append(word)
             self.k += 1
+        self.result.condition(words, cwds)
         self.expect("]]")
         return cwds, cwds
 

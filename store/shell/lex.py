@@ -130,6 +130,22 @@ class _Lexer:
                 return -1
         return -1
 
+    def bracket_end(self, j: int) -> int:
+        """The index just after the ``]`` closing ``$[`` at ``j``, or -1 (also after too many misses)."""
+        if self.misses > 32:
+            return -1
+        self.misses += 1
+        depth = 0
+        for k in range(j, self.n):
+            if self.s[k] == "[":
+                depth += 1
+            elif self.s[k] == "]" and depth:
+                depth -= 1
+            elif self.s[k] == "]":
+                self.misses -= 1
+                return k + 1
+        return -1
+
     def word(self) -> Word:
         b = Builder()
         start = self.i
@@ -150,7 +166,7 @@ class _Lexer:
         if self.i == start:  # never stall
             b.add("lit", self.s[self.i : self.i + 1])
             self.i += 1
-        return Word(b.parts, b.subs, self.s[start : self.i])
+        return Word(b.parts, b.subs, self.s[start : self.i], b.split)
 
     def array(self, b: Builder) -> None:
         """``name=( words )``: the words are data, but their substitutions run."""
@@ -162,6 +178,13 @@ class _Lexer:
             b.subs.extend(sub for tok in toks if isinstance(tok, Word) for sub in tok.subs)
 
     def special(self, b: Builder, c: str, start: int) -> None:
+        before = len(b.parts)
+        splitting = c in "`*?[" or (c == "$" and self.s[self.i + 1 : self.i + 2] not in ("'", '"'))
+        self.unquoted(b, c, start)
+        if splitting and any(kind in ("var", "sub", "arith", "glob") for kind, _ in b.parts[before:]):
+            b.split = True
+
+    def unquoted(self, b: Builder, c: str, start: int) -> None:
         if c == "\\":
             nxt = self.s[self.i + 1 : self.i + 2]
             if nxt != "\n":
@@ -232,6 +255,10 @@ class _Lexer:
         elif s.startswith("$((", i) and (end := self.arith_end(i + 3)) > 0:
             b.add("arith", s[i:end])
             b.subs.extend(self.doc_word(s[i + 3 : end - 2]).subs)
+            self.i = end
+        elif nxt == "[" and (end := self.bracket_end(i + 2)) > 0:  # $[ ]: old arithmetic syntax
+            b.add("arith", s[i:end])
+            b.subs.extend(self.doc_word(s[i + 2 : end - 1]).subs)
             self.i = end
         elif nxt == "(":
             self.substitution(b, 2, "sub")

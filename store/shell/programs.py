@@ -1,8 +1,11 @@
-"""Commands that run code, for ``shellscan``: shells, eval, find -exec, interpreters, sed, awk, perl.
+"""Commands that run code, for the scan: shells, eval, find -exec, interpreters, sed, awk, perl.
 
-Literal code (``bash -c 'STRING'``, ``eval``, ``trap``, ``find -exec``) is analysed in turn; sed
-and awk programs are read for commands that write or run programs; anything else that runs code
-(a script, ``python3 -c``, ``make``) is opaque. ``baton`` invocations are recorded here too.
+Literal code (``bash -c 'STRING'``, ``eval``, ``find -exec``) is analysed in turn; code only known
+at run time (``eval "$X"``, ``sh -c "$X"``, a program on standard input) may be any command
+(``cmd.unknown``); sed and awk programs are read for commands that write or run programs; a
+program that runs code from a file or a string the scan does not read (a script, ``python3 -c``,
+``make``, ``pytest``) is a runner (``cmd.runs_code``), with the files its options name as
+written (``pytest --junitxml=FILE``). ``baton`` invocations are recorded here too.
 """
 
 from __future__ import annotations
@@ -41,17 +44,32 @@ def is_baton(word: Word) -> bool:
 
 
 def _is_store(word: Word) -> bool:
-    return word.text == "store" or word.endswith("/store") or word.endswith("/store/")
+    """``python3 <root>/store`` or ``python3 <root>/bin/baton`` (how the sandbox runs ``baton``) is baton."""
+    return word.text == "store" or word.endswith("/store") or word.endswith("/store/") or is_baton(word)
 
 
 def baton(cmd: Command, name: str, args: list[Word]) -> None:
-    """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge."""
+    """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge.
+    ``baton once KEY [--id-from X | --id-json X] [--] CMD ...`` runs CMD: it is analysed too."""
     cmd.baton(("baton",) + tuple(w.text for w in args))
     sub = args[0].literal() if args else ""
     if sub is None:
         cmd.opaque(f"baton subcommand is computed: {args[0].raw}")
     elif sub not in ("", "brief", "status", "log", "verify", "--help", "-h", "--version"):
         cmd.readonly = False
+    inner = _once_command(args[1:]) if sub == "once" else []
+    if inner:
+        cmd.aside().run(inner[0], inner[1:])
+
+
+def _once_command(args: list[Word]) -> list[Word]:
+    """The command ``baton once`` runs (nothing for ``--settle`` or ``--help``)."""
+    if not args or (args[0].literal() or "").startswith("-"):
+        return []
+    rest = args[1:]
+    while len(rest) >= 2 and rest[0].literal() in ("--id-from", "--id-json"):
+        rest = rest[2:]
+    return rest[1:] if rest and rest[0].literal() == "--" else rest
 
 
 def family(name: str) -> Handler | None:
@@ -85,7 +103,7 @@ def _shell(cmd: Command, name: str, args: list[Word]) -> None:
     while k < len(args) and re.fullmatch(r"[-+][A-Za-z]+|--[a-z-]+", args[k].literal() or ""):
         text = args[k].literal() or ""
         if text in ("--rcfile", "--init-file"):
-            cmd.opaque(f"{name} {text} runs a file")
+            cmd.runs_code(f"{name} {text} runs a file")
         inline = inline or (text[0] == "-" and "c" in text[1:] and not text.startswith("--"))
         k += 2 if re.fullmatch(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file", text) else 1
     rest = args[k + 1 if k < len(args) and args[k].literal() == "--" else k :]
@@ -93,9 +111,11 @@ def _shell(cmd: Command, name: str, args: list[Word]) -> None:
     if inline and code is not None:
         cmd.aside().code(code)
     elif inline:
-        cmd.opaque(f"{name} -c runs computed code" if rest else f"{name} -c without a command")
+        cmd.unknown(f"{name} -c runs computed code" if rest else f"{name} -c without a command")
+    elif rest:
+        cmd.runs_code(f"{name} runs a script '{rest[0].text}'")
     else:
-        cmd.opaque(f"{name} runs a script '{rest[0].text}'" if rest else f"{name} reads commands from standard input")
+        cmd.unknown(f"{name} reads commands from standard input")
 
 
 def _eval(cmd: Command, name: str, args: list[Word]) -> None:
@@ -103,36 +123,41 @@ def _eval(cmd: Command, name: str, args: list[Word]) -> None:
     if all(t is not None for t in texts):
         cmd.code(" ".join(t or "" for t in texts), here=True)
     else:
-        cmd.opaque("eval runs computed code")
-
-
-def _trap(cmd: Command, name: str, args: list[Word]) -> None:
-    action = args[0].literal() if args else ""
-    if action is None:
-        cmd.opaque("trap runs computed code")
-    elif len(args) > 1 and action not in ("", "-") and not action.startswith("-"):
-        cmd.aside(elsewhere=True).code(action)  # runs later, in whatever directory is current then
+        cmd.unknown("eval runs computed code")
 
 
 def _source(cmd: Command, name: str, args: list[Word]) -> None:
-    cmd.opaque(f"{name} runs a script '{args[0].text}'" if args else f"{name} without a file")
+    cmd.runs_code(f"{name} runs a script '{args[0].text}'" if args else f"{name} without a file")
 
 
 def python(cmd: Command, name: str, args: list[Word]) -> None:
     opts, ops = getopt(args, "cmWX", stop=True)
     for option, value in opts:
         if option == "-c":
-            cmd.opaque(f"{name} -c runs inline code")
+            cmd.runs_code(f"{name} -c runs inline code")
         if option == "-m":
-            cmd.opaque(f"{name} -m {value.text if value else ''} runs a program that may write files")
+            cmd.runs_code(f"{name} -m {value.text if value else ''} runs a program that may write files")
+            if value is not None and value.literal() == "pytest":
+                pytest_outputs(cmd, _module_args(args))
     if any(o in ("-c", "-m") for o, _ in opts):
         return
     if ops and _is_store(ops[0]):
         baton(cmd, "baton", ops[1:])
     elif ops:
-        cmd.opaque(f"{name} runs a script '{ops[0].text}'")
+        cmd.runs_code(f"{name} runs a script '{ops[0].text}'")
     elif not any(o in ("-V", "--version", "-h", "--help") for o, _ in opts):
-        cmd.opaque(f"{name} reads a program from standard input")
+        cmd.runs_code(f"{name} reads a program from standard input")
+
+
+def _module_args(args: list[Word]) -> list[Word]:
+    """The arguments after ``-m MODULE`` (or ``-mMODULE``), which go to the module."""
+    for k, word in enumerate(args):
+        text = word.literal() or ""
+        if text == "-m":
+            return args[k + 2 :]
+        if text.startswith("-m"):
+            return args[k + 1 :]
+    return []
 
 
 def _interpreter(cmd: Command, name: str, args: list[Word]) -> None:
@@ -142,9 +167,9 @@ def _interpreter(cmd: Command, name: str, args: list[Word]) -> None:
     inline = next((t for t in texts if t in ("-e", "-c", "-E", "--eval", "-p", "--print", "-r", "--run")), None)
     script = next((t for t in texts if not t.startswith("-")), None)
     if inline:
-        cmd.opaque(f"{name} {inline} runs inline code")
+        cmd.runs_code(f"{name} {inline} runs inline code")
     else:
-        cmd.opaque(f"{name} runs a script '{script}'" if script else f"{name} reads a program from standard input")
+        cmd.runs_code(f"{name} runs a script '{script}'" if script else f"{name} reads a program from standard input")
 
 
 def _tool(cmd: Command, name: str, args: list[Word]) -> None:
@@ -152,7 +177,38 @@ def _tool(cmd: Command, name: str, args: list[Word]) -> None:
     sub = next((t for t in texts if t and not t.startswith("-")), "")
     if (texts and all(t in _VERSION for t in texts)) or f"{name} {sub}" in _TOOL_READS:
         return
-    cmd.opaque(f"{name} {sub}".strip() + " runs a program that may write files")
+    cmd.runs_code(f"{name} {sub}".strip() + " runs a program that may write files")
+    if name in ("pytest", "py.test"):
+        pytest_outputs(cmd, args)
+
+
+_PYTEST_LONGS = ("junitxml=", "junit-xml=", "resultlog=", "result-log=", "report-log=", "log-file=", "html=",
+                 "json-report-file=", "basetemp=", "rootdir=", "override-ini=", "cov-report=", "config-file=",
+                 "confcutdir=", "debug", "deselect=", "ignore=", "ignore-glob=", "tb=", "maxfail=", "durations=",
+                 "log-level=", "log-cli-level=", "log-format=", "import-mode=", "capture=", "pyargs", "cov=")
+_PYTEST_FILES = ("--junitxml", "--junit-xml", "--resultlog", "--result-log", "--report-log", "--log-file", "--html",
+                 "--json-report-file", "--basetemp", "--debug")
+
+
+def pytest_outputs(cmd: Command, args: list[Word]) -> None:
+    """The files pytest's options name are written (a report, a log, the temporary folder it
+    empties first, the cache under ``--rootdir`` or ``-o cache_dir=``)."""
+    for option, value in getopt(args, "cokmpWrn", _PYTEST_LONGS, optional="")[0]:
+        if value is None:
+            continue
+        text = value.literal() or ""
+        if option in _PYTEST_FILES:
+            cmd.write(value)
+        elif option == "--rootdir":
+            cmd.write(value, ".pytest_cache")
+        elif option in ("-o", "--override-ini") and text.split("=", 1)[0].strip() in ("cache_dir", "junit_logging"):
+            tail = value.tail(text.index("=") + 1) if "=" in text else None
+            if tail is not None:
+                cmd.write(tail)
+        elif option == "--cov-report" and ":" in text:
+            tail = value.tail(text.index(":") + 1)
+            if tail is not None:
+                cmd.write(tail)
 
 
 def _sed(cmd: Command, name: str, args: list[Word]) -> None:
@@ -162,12 +218,12 @@ def _sed(cmd: Command, name: str, args: list[Word]) -> None:
     scripts = [v.literal() if v else None for option, v in opts if option in ("-e", "--expression")]
     inplace = bool(names & {"-i", "--in-place"})
     if names & {"-f", "--file"}:
-        cmd.opaque("sed -f runs a script file")
+        cmd.runs_code("sed -f runs a script file")
     elif not scripts and ops:
         ops = ops[1:] if inplace and ops[0].literal() == "" and len(ops) > 2 else ops  # BSD: sed -i '' SCRIPT
         scripts, ops = [ops[0].literal()], ops[1:]
     if "--sandbox" not in names and any(s is None or sed_writes(s) for s in scripts):
-        cmd.opaque("sed script may write files or run commands")
+        cmd.runs_code("sed script may write files or run commands")
     for word in ops if inplace else []:
         cmd.write(word)
 
@@ -212,7 +268,7 @@ def _awk(cmd: Command, name: str, args: list[Word]) -> None:
     if not programs and ops:
         programs = [ops[0].literal()]
     if any(p is None or awk_writes(p) for p in programs):
-        cmd.opaque(f"{name} program may write files or run commands")
+        cmd.runs_code(f"{name} program may write files or run commands")
 
 
 def awk_writes(program: str) -> bool:
@@ -236,13 +292,13 @@ def _perl(cmd: Command, name: str, args: list[Word]) -> None:
             inplace = inplace or letter == "i"
             if letter in "eEiIMmFxCdDl0":
                 break
-    cmd.opaque("perl -e runs inline code" if code else f"perl runs a script '{texts[k]}'" if k < len(args)
+    cmd.runs_code("perl -e runs inline code" if code else f"perl runs a script '{texts[k]}'" if k < len(args)
                else "perl reads a program from standard input")
     for word in args[k if code else k + 1 :] if inplace else []:
         cmd.write(word)
 
 
 HANDLERS: dict[str, Handler] = {
-    "find": _find, "eval": _eval, "trap": _trap, "source": _source, ".": _source, "sed": _sed, "awk": _awk,
+    "find": _find, "eval": _eval, "source": _source, ".": _source, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "nawk": _awk, "perl": _perl,
 }

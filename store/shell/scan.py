@@ -1,7 +1,7 @@
-"""Which files one Bash command may write: a static scan for the hook that gates the Bash tool.
+"""What one Bash command may do, read statically: the scan behind ``store.shell.analyse``.
 
 ``scan(command, cwd, home)`` never raises and never executes anything; a command it cannot read
-is reported opaque. The ``Scan`` it returns has:
+is reported opaque. The ``Scan`` it returns (``store.shell.report``) has:
 
 - ``writes``: every path the command may create, truncate, append to, delete, rename or chmod.
   "~", $HOME and $PWD are expanded; relative paths are joined with the directory in effect at
@@ -9,8 +9,14 @@ is reported opaque. The ``Scan`` it returns has:
   "." components and repeated slashes are dropped but symlinks and ".." are left for the caller
   to resolve. A path may be a directory the write lands in. "-", /dev/null, /dev/stdout,
   /dev/stderr, /dev/stdin, /dev/tty, /dev/fd/N and fd duplications (``>&2``) are not writes.
+- ``links``: the entries among ``writes`` that may become a symbolic link or a moved folder
+  (``ln``, ``mv``, ``cp -a``): a path below one of them cannot be resolved before the command runs.
 - ``opaque``: why the effect cannot be known statically (unknown command, inline code, a target
-  that uses a variable or a glob, ...); when empty, ``writes`` is complete.
+  that uses a variable or a glob, a value evaluated as code, ...); when empty, ``writes`` is complete.
+- ``invocations``: every simple command as bash runs it (wrappers, ``sh -c``/``eval`` bodies,
+  ``xargs`` and ``find -exec`` commands resolved), with a ``None`` for a word known only at run
+  time; ``unresolved`` says where code could not be read at all (``eval $X``, ``$CMD args``).
+- ``assigned``: every variable name the command may set.
 - ``baton``: the argv of each baton invocation (``baton``, ``.../bin/baton``, ``python3 .../store``),
   argv[0] always "baton"; an argument that is not literal appears as written (``$X``).
 - ``readonly``: every simple command is known read-only, no writes and nothing opaque.
@@ -22,15 +28,17 @@ from __future__ import annotations
 
 import re
 
-from store.shell import commands as shellcmds
-from store.shell import programs as shellprog
-from store.shell.grammar import MAX_NEST, Walker, union
+from store.shell.command import Call, Command, clean
+from store.shell.environment import changes_programs
+from store.shell.grammar import Walker
 from store.shell.lex import tokenize
+from store.shell.report import Invocation, Scan
+from store.shell.variables import NUMBER, Variables, word_value
 from store.shell.words import LITERAL, Arith, Redir, Word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Optional
+    from typing import Dict, List, Optional, Tuple
 
     from store.shell.contract import Cwds, Flow, Token
 
@@ -39,12 +47,12 @@ MAX_DEPTH = 10  # nested shells, evals, substitutions and function calls
 MAX_WORK = 20_000  # simple commands analysed, loops and calls included
 _WRITE_REDIRS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
 _NOT_FILES = re.compile(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)\Z|/proc/self/fd/[0-9]+\Z")
-_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
+_SOCKET = re.compile(r"/dev/(tcp|udp)/")
+ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 _SIMPLE_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
-_DANGER = frozenset(
-    "PATH HOME PWD OLDPWD CDPATH BASH_ENV ENV SHELLOPTS BASHOPTS PS4 PROMPT_COMMAND TMPDIR PAGER EDITOR "
-    "VISUAL LESSOPEN LESSCLOSE".split()
-)
+_ARITH_ASSIGN = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+                           r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
+_ARITH_TESTS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 _WHY = {"glob": "uses a glob", "var": "uses a variable", "sub": "uses command substitution",
         "psub": "uses process substitution", "arith": "uses arithmetic", "tilde": "uses ~user",
         "found": "is only known at run time", "input": "is only known at run time"}
@@ -54,79 +62,24 @@ class TooComplex(Exception):
     """The command has more to analyse than a hook should spend time on."""
 
 
-class Scan:
-    """What a command may write (see the module docstring); immutable."""
-
-    __slots__ = ("writes", "opaque", "baton", "readonly", "commands")
-
-    def __init__(self, writes: tuple[str, ...], opaque: tuple[str, ...], baton: tuple[tuple[str, ...], ...],
-                 readonly: bool, commands: tuple[str, ...]) -> None:
-        for name, value in zip(self.__slots__, (writes, opaque, baton, readonly, commands)):
-            object.__setattr__(self, name, value)
-
-    if TYPE_CHECKING:  # read-only attributes, as type checkers see them
-
-        @property
-        def writes(self) -> tuple[str, ...]: ...
-
-        @property
-        def opaque(self) -> tuple[str, ...]: ...
-
-        @property
-        def baton(self) -> tuple[tuple[str, ...], ...]: ...
-
-        @property
-        def readonly(self) -> bool: ...
-
-        @property
-        def commands(self) -> tuple[str, ...]: ...
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError("Scan is immutable")
-
-    def astuple(self) -> tuple[object, ...]:
-        return tuple(getattr(self, name) for name in self.__slots__)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Scan) and self.astuple() == other.astuple()
-
-    def __hash__(self) -> int:
-        return hash(self.astuple())
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self.astuple()))
-        return f"Scan({fields})"
-
-
 def scan(command: str, cwd: str, home: str) -> Scan:
-    """What ``command`` may write when run by bash in ``cwd`` with $HOME ``home``."""
+    """What ``command`` may do when run by bash in ``cwd`` with $HOME ``home``."""
     try:
         if not isinstance(command, str) or len(command) > MAX_LENGTH:
-            return Scan((), ("command too long or not text",), (), False, ())
+            return _refused("command too long or not text")
         result = Result(home)
         try:
             result.code(command, (cwd if isinstance(cwd, str) and cwd.startswith("/") else None,))
+            result.finish()
         except TooComplex:
-            result.note("command too complex to analyse")
+            result.unknown("command too complex to analyse")
         return result.scan()
     except Exception as exc:  # noqa: BLE001 - the contract: an unreadable command is opaque, never an error
-        return Scan((), (f"cannot analyse the command ({type(exc).__name__})",), (), False, ())
+        return _refused(f"cannot analyse the command ({type(exc).__name__})")
 
 
-def clean(path: str) -> str:
-    """``path`` without "." components, repeated or trailing slashes (".." is kept: symlinks)."""
-    return "/" + "/".join(part for part in path.split("/") if part not in ("", "."))
-
-
-def logical(path: str) -> str:
-    """``path`` with ".." taken lexically, as ``cd`` does without -P."""
-    out: list[str] = []
-    for part in path.split("/"):
-        if part == "..":
-            out = out[:-1]
-        elif part not in ("", "."):
-            out.append(part)
-    return "/" + "/".join(out)
+def _refused(reason: str) -> Scan:
+    return Scan((), (reason,), (), False, (), (Invocation((None,), (None,), True),), (), (), (reason,))
 
 
 class Result:
@@ -134,14 +87,21 @@ class Result:
 
     def __init__(self, home: str) -> None:
         self.home = clean(home) if isinstance(home, str) and home.startswith("/") else None
-        self.writes: list[str] = []
-        self.opaque: list[str] = []
-        self.baton: list[tuple[str, ...]] = []
-        self.commands: list[str] = []
+        self.writes: List[str] = []
+        self.links: List[str] = []
+        self.opaque: List[str] = []
+        self.unresolved: List[str] = []
+        self.baton: List[Tuple[str, ...]] = []
+        self.commands: List[str] = []
+        self.invocations: List[Call] = []
+        self.assigned: Dict[str, None] = {}
         self.readonly = True
-        self.functions: dict[str, list[Token]] = {}
+        self.functions: Dict[str, List[Tuple[List[Token], bool]]] = {}  # name -> (body, certainly defined)
+        self.traps: List[Tuple[str, Cwds]] = []
+        self.vars = Variables()
         self.depth = 0
         self.nest = 0  # compound commands and nested walks being read (bounds the Python stack)
+        self.cond = 0  # > 0 while reading code that may not run (a branch, a loop, a pipeline)
         self.work = 0
 
     def dry(self) -> Result:
@@ -150,10 +110,48 @@ class Result:
     def scan(self) -> Scan:
         writes, opaque = tuple(dict.fromkeys(self.writes)), tuple(dict.fromkeys(self.opaque))
         readonly = self.readonly and not writes and not opaque
-        return Scan(writes, opaque, tuple(self.baton), readonly, tuple(self.commands))
+        calls = tuple(Invocation(call.argv, call.cwds, call.runner, call.globs) for call in self.invocations)
+        return Scan(writes, opaque, tuple(self.baton), readonly, tuple(self.commands), calls,
+                    tuple(dict.fromkeys(self.links)), tuple(self.assigned), tuple(dict.fromkeys(self.unresolved)))
+
+    def finish(self) -> None:
+        """Run what runs later (trap actions, with every function defined by then) and judge the
+        values the command evaluates as code."""
+        done = 0
+        while done < len(self.traps) and done < 50:
+            action, cwds = self.traps[done]
+            done += 1
+            cmd = Command(self, cwds)
+            cmd.code(action)
+            self.readonly = self.readonly and cmd.quiet()
+        for reason in self.vars.verdicts():
+            self.note(reason)
+            self.readonly = False
 
     def note(self, reason: str) -> None:
         self.opaque.append(reason if len(reason) <= 160 else reason[:159] + "\u2026")
+
+    def unknown(self, reason: str, argv: Tuple[Optional[str], ...] = (None,)) -> None:
+        """Code the scan cannot read at all runs here (``argv``, an invocation without it): it may
+        be any command."""
+        self.note(reason)
+        self.unresolved.append(self.opaque[-1])
+        if argv:
+            self.invocations.append(Call(argv, (None,), True))
+        self.readonly = False
+
+    def define(self, name: str, body: List[Token]) -> None:
+        self.functions.setdefault(name, []).append((body, self.cond == 0))
+
+    def defined(self) -> Dict[str, int]:
+        """How many definitions each function has so far (see :meth:`uncertain`)."""
+        return {name: len(bodies) for name, bodies in self.functions.items()}
+
+    def uncertain(self, mark: Dict[str, int]) -> None:
+        """The definitions made since ``mark`` ran in a subshell: they may not exist afterwards."""
+        for name, bodies in self.functions.items():
+            for k in range(mark.get(name, 0), len(bodies)):
+                bodies[k] = (bodies[k][0], False)
 
     def code(self, text: str, cwds: Cwds) -> Flow:
         toks, problems = tokenize(text)
@@ -161,9 +159,9 @@ class Result:
             self.note(f"cannot parse: {problem}")
         return self.walk(toks, cwds)
 
-    def walk(self, toks: list[Token], cwds: Cwds) -> Flow:
+    def walk(self, toks: List[Token], cwds: Cwds) -> Flow:
         if self.depth >= MAX_DEPTH:
-            self.note("commands nested too deep")
+            self.unknown("commands nested too deep")
             return cwds, cwds
         self.depth += 1
         self.nest += 1
@@ -174,28 +172,82 @@ class Result:
             self.nest -= 1
 
     def subs(self, word: Word | Arith, cwds: Cwds) -> None:
-        for toks in word.subs:  # a substitution runs in a subshell: its cd does not leak
-            self.walk(toks, cwds)
+        self.cond += 1
+        try:
+            for toks in word.subs:  # a substitution runs in a subshell: its cd and functions do not leak
+                self.walk(toks, cwds)
+        finally:
+            self.cond -= 1
+        for kind, text in word.parts if isinstance(word, Word) else ():
+            if kind == "arith":
+                self.vars.expression(text[3:-2] if text.startswith("$((") else text[2:-1], "$(( ))")
+            elif kind == "var" and text.startswith("${"):
+                self.vars.parameter(text, self.assign)
 
-    def assign(self, name: str) -> None:
-        if name in _DANGER or name.startswith(("LD_", "DYLD_", "GIT_", "BASH_FUNC_")):
+    def assign(self, name: str, value: Optional[str] = None) -> None:
+        """The command may set ``name`` to ``value`` (None: not known statically)."""
+        self.assigned[name] = None
+        self.vars.assign(name, value)
+        if changes_programs(name, value):
             self.note(f"assignment to {name} changes how commands run")
+            self.readonly = False
+
+    def assignment(self, word: Word, cwds: Cwds) -> Optional[str]:
+        """Read ``name=value`` / ``name[sub]=value``; the name, or None when ``word`` is no assignment."""
+        m = ASSIGN.match(word.raw)
+        if m is None:
+            return None
+        name, sub = m.group(1), m.group(2)
+        if sub is not None:
+            self.vars.arrays.add(name)
+            self.vars.expression(sub[1:-1], f"the subscript of {name}")
+        tail = word.tail(len(m.group(0)))
+        value = None if tail is None else word_value(tail)
+        if tail is not None and tail.raw.startswith("(") and sub is None:
+            self.vars.arrays.add(name)  # name=( ... ): elements are data
+            value = None
+        self.assign(name, value)
+        return name
 
     def arith(self, tok: Arith, cwds: Cwds) -> None:
         self.subs(tok, cwds)
-        for m in re.finditer(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)", tok.raw):
-            self.assign(m.group(1))
+        self.vars.expression(tok.raw, "(( ))")
+        for m in _ARITH_ASSIGN.finditer(tok.raw):
+            self.assign(m.group(1) or m.group(2) or m.group(3), NUMBER)
+
+    def condition(self, words: List[Word], cwds: Cwds) -> None:
+        """``[[ ... ]]``: operands of -eq and the like are arithmetic; ``-v NAME`` evaluates a subscript."""
+        for k, word in enumerate(words):
+            self.subs(word, cwds)
+            bare = word.bare()
+            if bare in _ARITH_TESTS:
+                for other in words[max(k - 1, 0) : k] + words[k + 1 : k + 2]:
+                    self.vars.arith_word(other, f"[[ {bare} ]]")
+            elif bare == "-v" and k + 1 < len(words):
+                self.vars.name_word(words[k + 1], "[[ -v ]]")
 
     def redirect(self, redir: Redir, cwds: Cwds) -> None:
         for word in (redir.target, redir.body):
             if word is not None:
                 self.subs(word, cwds)
         target = redir.target
+        if target is not None:
+            self.socket(target, cwds)
         if target is None or redir.op not in _WRITE_REDIRS:
             return
         if redir.op == ">&" and re.fullmatch(r"[0-9]+-?|-", target.literal() or "") is not None:
             return  # duplicates or closes a descriptor
         self.target(target, cwds)
+
+    def socket(self, target: Word, cwds: Cwds) -> None:
+        """bash opens a network connection for /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT."""
+        text = target.literal()
+        head = target.parts[0] if target.parts else ("lit", "")
+        if text is not None and _SOCKET.match(text):
+            self.invocations.append(Call(("/dev/" + text[5:8], *text[9:].split("/", 1)), cwds))
+        elif text is None and (head[0] not in LITERAL or "/dev/tcp/".startswith(head[1][:9])
+                               or "/dev/udp/".startswith(head[1][:9])):
+            self.invocations.append(Call(("/dev/tcp", None), cwds))  # may be a socket: unknown host
 
     def value(self, word: Word, cwd: Optional[str]) -> tuple[str | None, str | None]:
         """The text ``word`` expands to in ``cwd`` (only ~, $HOME, $PWD expand), or why it is unknown."""
@@ -215,9 +267,9 @@ class Result:
                 return None, "is relative to an unknown directory" if name in ("~+", "$PWD") else _WHY.get(kind)
         return "".join(out), None
 
-    def target(self, word: Word, cwds: Cwds, child: str = "") -> bool:
+    def target(self, word: Word, cwds: Cwds, child: str = "", link: bool = False) -> bool:
         """Record ``word`` (then ``child`` inside it, if given) as written, once per possible cwd;
-        False if it names no file (/dev/null, "-", ...)."""
+        False if it names no file (/dev/null, "-", ...). ``link``: it may become a link."""
         found = False
         for cwd in cwds:
             text, why = self.value(word, cwd)
@@ -228,10 +280,12 @@ class Result:
             path = clean(text + "/" + child if child else text) if text and word.literal() != "-" else "/dev/null"
             if not why and not _NOT_FILES.match(path):
                 self.writes.append(path)
+                if link:
+                    self.links.append(path)
             found = found or bool(why) or not _NOT_FILES.match(path)
         return found
 
-    def simple(self, words: list[Word], redirs: list[Redir], cwds: Cwds) -> Flow:
+    def simple(self, words: List[Word], redirs: List[Redir], cwds: Cwds) -> Flow:
         self.work += 1
         if self.work > MAX_WORK:
             raise TooComplex
@@ -240,8 +294,7 @@ class Result:
         for redir in redirs:
             self.redirect(redir, cwds)
         k = 0
-        while k < len(words) and (m := _ASSIGN.match(words[k].raw)):
-            self.assign(m.group(1))
+        while k < len(words) and self.assignment(words[k], cwds) is not None:
             k += 1
         if k == len(words):
             return cwds, cwds
@@ -249,88 +302,3 @@ class Result:
         cmd.run(words[k], words[k + 1 :])
         self.readonly = self.readonly and cmd.quiet()
         return (cwds if cmd.cwds_after is None else cmd.cwds_after), cwds
-
-
-class Command:
-    """One simple command under analysis; ``shellcmds`` reports through it what the command does."""
-
-    def __init__(self, result: Result, cwds: Cwds) -> None:
-        self.result = result
-        self.cwds = cwds
-        self.readonly = True
-        self.cwds_after: Cwds | None = None
-        self.children: list[Command] = []
-
-    def quiet(self) -> bool:
-        """Known read-only, and so is every command it ran."""
-        return self.readonly and all(child.quiet() for child in self.children)
-
-    def aside(self, elsewhere: bool = False) -> Command:
-        """A command this one runs in another process (in an unknown directory if ``elsewhere``)."""
-        child = Command(self.result, (None,) if elsewhere else self.cwds)
-        self.children.append(child)
-        return child
-
-    def write(self, word: Word, child: str = "") -> None:
-        if self.result.target(word, self.cwds, child):
-            self.readonly = False
-
-    def opaque(self, reason: str) -> None:
-        self.readonly = False
-        self.result.note(reason)
-
-    def baton(self, argv: tuple[str, ...]) -> None:
-        self.result.baton.append(argv)
-
-    def assign(self, name: str) -> None:
-        self.result.assign(name)
-
-    def run(self, name: Word, args: list[Word]) -> None:
-        """Analyse ``name args`` as a command (wrappers call this for the command they run)."""
-        text = name.literal()
-        self.result.commands.append(name.raw if text is None else text)
-        baton = shellprog.is_baton(name)
-        if text is None and not baton:
-            self.opaque(f"command name is computed: {name.raw}")
-        elif self.result.nest >= MAX_NEST:
-            self.opaque("commands nested too deep")
-        elif text is not None and text in self.result.functions:
-            self.nested(lambda: self.code(self.result.functions[text], here=True))
-        elif baton or "/" not in (text or "/") or shellcmds.system_path(text or ""):
-            program = "baton" if baton else (text or "").rsplit("/", 1)[-1]
-            self.nested(lambda: shellcmds.dispatch(self, program, args))
-        else:
-            self.opaque(f"runs a local program '{text}'")
-
-    def nested(self, analyse: Callable[[], None]) -> None:
-        self.result.nest += 1
-        try:
-            analyse()
-        finally:
-            self.result.nest -= 1
-
-    def code(self, code: str | list[Token], here: bool = False) -> None:
-        """Analyse shell code run by this command; ``here``: in this shell, so a cd in it persists."""
-        before = self.result.readonly
-        self.result.readonly = True
-        flow = self.result.code(code, self.cwds) if isinstance(code, str) else self.result.walk(code, self.cwds)
-        self.readonly = self.readonly and self.result.readonly
-        self.result.readonly = before
-        if here:
-            self.cwds_after = union(*flow)
-
-    def chdir(self, word: Word | None, physical: bool = False) -> None:
-        """The shell's directory becomes ``word`` (None: home) if the command succeeds."""
-        after: list[Optional[str]] = []
-        for cwd in self.cwds:
-            text, why = self.result.value(word, cwd) if word is not None else (self.result.home, None)
-            if why or text is None or text == "-" or (cwd is None and not text.startswith("/")):
-                after.append(None)
-                continue
-            path = text if text.startswith("/") else f"{cwd}/{text}"
-            after.append(clean(path) if physical else logical(path))
-        self.cwds_after = union(tuple(after))
-
-    def lost(self) -> None:
-        """After this command the shell's directory is unknown (popd, cd -)."""
-        self.cwds_after = (None,)

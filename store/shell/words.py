@@ -21,12 +21,13 @@ class Word:
     """One shell word: ``parts`` are ``(kind, text)`` with kind in lit (unquoted text), qlit (quoted
     text), brace, glob, tilde, var, sub, psub, arith; ``subs`` the tokens of its substitutions."""
 
-    __slots__ = ("parts", "subs", "raw", "text", "_literal")
+    __slots__ = ("parts", "subs", "raw", "text", "_literal", "split")
 
-    def __init__(self, parts: list[tuple[str, str]], subs: list[list[Token]], raw: str) -> None:
+    def __init__(self, parts: list[tuple[str, str]], subs: list[list[Token]], raw: str, split: bool = False) -> None:
         self.parts = parts
         self.subs = subs
         self.raw = raw
+        self.split = split  # an unquoted expansion or glob: bash may turn it into several words
         self.text = "".join(text for _, text in parts)  # after quote removal, expansions as written
         literal = all(kind in LITERAL for kind, _ in parts) and not self.braced()
         self._literal = self.text if literal else None
@@ -69,7 +70,7 @@ class Word:
             else:
                 parts.pop(0)
                 skip -= len(text)
-        return None if skip else Word(parts, self.subs, "".join(text for _, text in parts))
+        return None if skip else Word(parts, self.subs, "".join(text for _, text in parts), self.split)
 
 
 class Op:
@@ -127,6 +128,7 @@ class Builder:
     def __init__(self) -> None:
         self.parts: list[tuple[str, str]] = []
         self.subs: list[list[Token]] = []
+        self.split = False
 
     def add(self, kind: str, text: str) -> None:
         if self.parts and self.parts[-1][0] == kind and kind in ("lit", "qlit"):
@@ -159,7 +161,7 @@ class Place:
             bare = tok.bare()
             if self.start and bare in ("case", "esac"):
                 self.case = max(self.case + (1 if bare == "case" else -1), 0)
-            self.arith = self.start and bare == "for"
+            self.arith = self.start and (bare == "for" or bare in _KEEP_START)
             self.start = self.start and bare in _KEEP_START
         else:
             self.start = self.arith = False

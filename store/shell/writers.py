@@ -1,7 +1,8 @@
-"""Commands that write files, for ``shellscan``: which of their arguments they write.
+"""Commands that write files, for the scan: which of their arguments they write.
 
-``HANDLERS[name](cmd, name, args)`` reports each file the command writes with ``cmd.write`` and
-what it cannot tell with ``cmd.opaque`` (``cmd`` is a ``contract.Command``).
+``HANDLERS[name](cmd, name, args)`` reports each file the command writes with ``cmd.write`` (an
+entry that may become a link or a moved folder with ``link=True``) and what it cannot tell with
+``cmd.opaque`` (``cmd`` is a ``contract.Command``).
 """
 
 from __future__ import annotations
@@ -100,28 +101,39 @@ def _setfacl(cmd: Command, name: str, args: list[Word]) -> None:
         cmd.write(word)
 
 
+def _is_dir(word: Word) -> bool:
+    """The target is written as a folder: a trailing slash, ".", ".." or ending in "/." or "/.."."""
+    text = word.literal() or ""
+    return text.endswith("/") or text.rsplit("/", 1)[-1] in (".", "..")
+
+
+_COPIES_LINKS = frozenset(("-a", "-d", "-P", "-R", "-r", "-s", "-l", "--archive", "--no-dereference", "--recursive",
+                           "--preserve", "--link", "--symbolic-link"))
+
+
 def _copy(cmd: Command, name: str, args: list[Word]) -> None:
     """cp, mv, ln, install: the target (a directory gets each source's name); mv also its sources."""
     longs = ("target-directory=", "suffix=", "mode=", "owner=", "group=", "strip-program=", "directory", "symbolic",
-             "symbolic-link", "link")
+             "symbolic-link", "link", "archive", "no-dereference", "recursive", "preserve", "parents")
     opts, ops = getopt(args, "tSmog" if name == "install" else "tS", longs)
     names = {option for option, _ in opts}
     if "--strip-program" in names:
-        cmd.opaque("install --strip-program runs a program")
+        cmd.runs_code("install --strip-program runs a program")
     dirs = [value for option, value in opts if option in ("-t", "--target-directory") and value]
     if name == "install" and names & {"-d", "--directory"}:
         dirs, ops = ops, []
     single_link = name == "ln" and not dirs and len(ops) == 1
     targets, sources = (dirs, ops) if dirs or single_link else (ops[-1:], ops[:-1])
-    into = bool(dirs) or len(sources) > 1 or any((t.literal() or "").endswith("/") for t in targets)
+    into = bool(dirs) or len(sources) > 1 or any(_is_dir(t) for t in targets)
+    entries = name in ("mv", "ln") or bool(names & _COPIES_LINKS)  # may become a link or a moved folder
     cmd.readonly = False
     for target in targets or [lit(".")]:
         if targets:
-            cmd.write(target)
+            cmd.write(target, link=entries and not into)
         for source in sources if into or single_link else []:
             base = (source.literal() or "").rstrip("/").rsplit("/", 1)[-1]
             if base:
-                cmd.write(target, base)
+                cmd.write(target, base, link=entries)
     linked = name == "ln" or (name == "cp" and names & {"-l", "-s", "--link", "--symbolic-link"})
     for source in sources if name == "mv" or linked else []:
         cmd.write(source)  # moved away, or written later through the new link

@@ -69,23 +69,31 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
     return key
 
 
-def _message(project: str, step: str, ts: str, session: str) -> bytes:
-    # JSON keeps the fields apart whatever they contain (separators, lone surrogates)
-    return json.dumps(["baton-approval-v1", project, step, ts, session], ensure_ascii=True).encode("ascii")
+def _message(project: str, step: str, ts: str, session: str, scope: str = "") -> bytes:
+    # JSON keeps the fields apart whatever they contain (separators, lone surrogates); v2 also
+    # binds the digest of what was approved (store.state.scope)
+    fields = ["baton-approval-v2", project, step, ts, session, scope] if scope else [
+        "baton-approval-v1", project, step, ts, session]
+    return json.dumps(fields, ensure_ascii=True).encode("ascii")
 
 
-def sign(key: bytes, project: str, step: str, ts: str, session: str) -> str:
+def sign(key: bytes, project: str, step: str, ts: str, session: str, scope: str = "") -> str:
     import hashlib
     import hmac
 
-    return hmac.new(key, _message(project, step, ts, session), hashlib.sha256).hexdigest()
+    return hmac.new(key, _message(project, step, ts, session, scope), hashlib.sha256).hexdigest()
+
+
+def scope_digest(entry: Mapping[str, Any]) -> str:
+    scope = entry.get("scope")
+    return str(scope.get("digest") or "") if isinstance(scope, dict) else ""
 
 
 def is_valid(entry: Mapping[str, Any], key: Optional[bytes], project: str, step: str) -> bool:
     """True when ``entry`` (a snapshot approval) was signed for ``step`` in ``project``."""
     if key is None or not isinstance(entry.get("sig"), str):
         return False
-    want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""))
+    want = sign(key, project, step, str(entry.get("ts", "")), str(entry.get("session") or ""), scope_digest(entry))
     from hmac import compare_digest
 
     return compare_digest(want, entry["sig"])

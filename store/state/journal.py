@@ -1,7 +1,8 @@
 """Reading and writing one job's state: every ledger append goes through :func:`append`.
 
 An append takes the lock, repairs a torn tail left by a killed writer, catches the snapshot up,
-seals the record onto the chain, writes it in one ``write`` call, then saves the snapshot.
+seals the record onto the chain, writes it in one ``write`` call, then saves the snapshot (and
+moves ``baton once`` entries into their index shards, ``store.state.effects``).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ import time
 from store.base import durable
 from store.base.errors import CHECK, BatonError
 from store.base.values import Frozen
-from store.state import snapshot
+from store.state import effects, snapshot
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line, read_tail, seal
 from store.state.location import Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Optional, TextIO
+    from typing import Any, Callable, Dict, Optional, TextIO
 
 NOTE_CAP = 300
 STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
@@ -56,6 +57,7 @@ def read_state(layout: Layout, save: bool = True) -> Loaded:
             with durable.locked(layout.lock):
                 # save what was just built unless a writer moved the ledger on meanwhile
                 if _size(layout) == loaded.snapshot.offset + loaded.torn:
+                    effects.flush(layout, loaded.snapshot)
                     durable.atomic_write(layout.snapshot, loaded.snapshot.to_bytes(), sync=False)
         except OSError:
             pass  # a read-only store still answers; the snapshot is only a cache
@@ -100,14 +102,20 @@ def _attempt(snap: Snapshot, step: str, status: str) -> int:
     return number if prior.get("status") == "running" else number + 1
 
 
-def append(layout: Layout, step: str, status: str, note: str = "", **extra: Any) -> Dict[str, Any]:
-    """Append one record and return it. The caller has validated ``step`` and ``status``."""
+def append(layout: Layout, step: str, status: str, note: str = "", sync: Optional[bool] = None,
+           guard: Optional[Callable[[Snapshot], None]] = None, **extra: Any) -> Dict[str, Any]:
+    """Append one record and return it. The caller has validated ``step`` and ``status``.
+
+    ``sync`` overrides ``BATON_FSYNC`` (``baton once`` always makes its records durable);
+    ``guard`` sees the current snapshot inside the lock and may raise to append nothing."""
     layout.root.mkdir(parents=True, exist_ok=True)
     with durable.locked(layout.lock):
         last = _repair_tail(layout)
         snap = snapshot.load(layout.snapshot, layout.ledger).snapshot
         if last is not None and snap.seq != last["seq"]:
             snap = snapshot.rebuild(layout.ledger).snapshot
+        if guard is not None:
+            guard(snap)
         fields: Dict[str, Any] = {
             "ts": now_iso(),
             "step": step,
@@ -119,8 +127,10 @@ def append(layout: Layout, step: str, status: str, note: str = "", **extra: Any)
         }
         seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
         record = seal(fields, seq, prev)
-        end = durable.append_line(layout.ledger, format_line(record), sync=fsync_enabled())
-        snap.apply(record, end)
+        line = format_line(record)
+        end = durable.append_line(layout.ledger, line, sync=fsync_enabled() if sync is None else sync)
+        snap.apply(record, end, end - len(line))
+        effects.flush(layout, snap)
         durable.atomic_write(layout.snapshot, snap.to_bytes(), sync=False)
     return record
 

@@ -159,3 +159,30 @@ def check_link(record: Dict[str, Any], prev: Optional[Dict[str, Any]]) -> None:
                           "(a line before it was changed, removed or reordered)")
     if record["seq"] != want_seq:
         raise LedgerError(f"seq is {record['seq']}, expected {want_seq} (lines removed or reordered)")
+
+
+def read_at(path: Path, offset: int, limit: int = 16 * 1024 * 1024) -> Optional[Dict[str, Any]]:
+    """The record whose line starts at byte ``offset`` (found through the snapshot, so one read,
+    not a scan); ``None`` when there is no complete, valid line there."""
+    try:
+        fd = os.open(str(path), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        if offset > 0 and os.pread(fd, 1, offset - 1) != b"\n":
+            return None  # not the start of a line: the index does not match this ledger
+        buf = b""
+        while b"\n" not in buf and len(buf) < limit:
+            chunk = os.pread(fd, TAIL_CHUNK, offset + len(buf))
+            if not chunk:
+                return None
+            buf += chunk
+    finally:
+        os.close(fd)
+    end = buf.find(b"\n")
+    if end < 0:
+        return None
+    try:
+        return parse_line(buf[:end])
+    except LedgerError:
+        return None

@@ -2,8 +2,10 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``) and job fields (``job``, ``limits``, ``protect``, ``rules``). Every
-mistake raises :class:`PlanError` with one line naming the file, the step and the field.
+``approval``, ``validate``, ``skippable``, and the checkpoint fields ``inputs``, ``artifacts``,
+``rerun``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds are validated in
+``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with one line naming
+the file, the step and the field.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from store.base.errors import USAGE, BatonError
 from store.base.values import Frozen
 from store.state import sandbox_settings
+from store.state.rules import Rule, RuleError, parse_rules
 from store.state.sandbox_settings import SandboxSettings
 
 TYPE_CHECKING = False
@@ -23,9 +26,10 @@ if TYPE_CHECKING:
 
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
-STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "sandbox")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "sandbox")
-RULE_FIELDS = ("id", "deny_bash", "reason")
+STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+               "artifacts", "rerun", "sandbox")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects", "sandbox")
+RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
 LIMITS: Dict[str, str] = {
@@ -39,6 +43,7 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "external_ops": "operations that leave the machine in the whole job (`baton once` results and outgoing calls)",
 }
 FLOAT_LIMITS = ("cost_usd", "wall_minutes")
 
@@ -50,27 +55,23 @@ class PlanError(BatonError):
         super().__init__(message, USAGE)
 
 
-class Rule(Frozen):
-    """A job-wide invariant: Bash commands matching ``deny_bash`` are refused."""
-
-    __slots__ = ("deny_bash", "reason", "id")
-
-    def __init__(self, deny_bash: str, reason: str = "", id: str = "") -> None:
-        self.deny_bash, self.reason, self.id = deny_bash, reason, id
-
-
 class Step(Frozen):
     """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
 
-    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "sandbox")
+    __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
+                 "artifacts", "rerun", "sandbox")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
-                 validate: Optional[str] = None, sandbox: Optional[SandboxSettings] = None) -> None:
+                 validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
+                 artifacts: Tuple[str, ...] = (), rerun: str = "skip", sandbox: Optional[SandboxSettings] = None
+                 ) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
+        self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
+        self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
         self.sandbox = sandbox  # the step's own git/network settings for the sandbox, if any
 
     @property
@@ -80,13 +81,14 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "sandbox")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects", "sandbox")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
                  protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
-                 sandbox: SandboxSettings = sandbox_settings.DEFAULT) -> None:
+                 effects: Tuple[str, ...] = (), sandbox: SandboxSettings = sandbox_settings.DEFAULT) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
+        self.effects = effects  # command patterns that may run only through `baton once`
         self.sandbox = sandbox
 
     @property
@@ -169,9 +171,17 @@ def _step(raw: Any, index: int, source: str) -> Step:
     validate = raw.get("validate")
     if validate is not None and (not isinstance(validate, str) or not validate.strip()):
         raise PlanError(f"{at('validate')}: expected a non-empty command string")
+    skippable = raw.get("skippable", False)
+    if not isinstance(skippable, bool):
+        raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
     lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
+    inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
+    rerun = raw.get("rerun", "skip")
+    if rerun not in RERUN:
+        raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
     sandbox = _sandbox(raw["sandbox"], f"{source}: step {index + 1} ({sid!r})", True) if "sandbox" in raw else None
-    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, sandbox)
+    return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable,
+                inputs, artifacts, rerun, sandbox)
 
 
 def _sandbox(raw: Any, where: str, step: bool) -> SandboxSettings:
@@ -200,22 +210,10 @@ def _limits(raw: Any, source: str) -> Dict[str, float]:
 
 
 def _rules(raw: Any, source: str) -> Tuple[Rule, ...]:
-    if not isinstance(raw, list):
-        raise PlanError(f"{source}: field 'rules': expected a list, got {_kind(raw)}")
-    rules = []
-    for i, item in enumerate(raw):
-        where = f"{source}: rule {i + 1}"
-        if not isinstance(item, dict):
-            raise PlanError(f"{where}: expected an object, got {_kind(item)}")
-        _only_known(item, RULE_FIELDS, lambda key, where=where: f"{where}: field {key!r}")  # type: ignore[misc]
-        pattern = item.get("deny_bash")
-        if not isinstance(pattern, str) or not pattern.strip():
-            raise PlanError(f"{where}: field 'deny_bash': expected a non-empty command pattern")
-        reason, rid = item.get("reason", ""), item.get("id", "")
-        if not isinstance(reason, str) or not isinstance(rid, str):
-            raise PlanError(f"{where}: fields 'reason' and 'id' must be strings")
-        rules.append(Rule(pattern, reason, rid))
-    return tuple(rules)
+    try:
+        return parse_rules(raw, source)
+    except RuleError as exc:
+        raise PlanError(str(exc)) from None
 
 
 def parse_plan(data: Any, source: str = "plan.json") -> Plan:
@@ -238,8 +236,9 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     protect = _strings(data["protect"], f"{source}: field 'protect'") if "protect" in data else ()
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
+    effects = _strings(data["effects"], f"{source}: field 'effects'") if "effects" in data else ()
     sandbox = _sandbox(data["sandbox"], source, False) if "sandbox" in data else sandbox_settings.DEFAULT
-    return Plan(steps, job, limits, protect, rules, source, sandbox)
+    return Plan(steps, job, limits, protect, rules, source, effects, sandbox)
 
 
 def load_plan(path: Path) -> Plan:

@@ -10,9 +10,11 @@ PROTOCOL = (
     "a job that is already partly done: trust the brief below, do not start over and do not redo steps "
     "listed under DONE. Work in one loop until the job is complete: (1) do the one step that NEXT names; "
     "(2) when it is finished, record it: baton record <step> done \"<one line: what you produced>\" "
-    "(or failed \"<why>\"); before a side effect that must not happen twice, record <step> running first; "
+    "(or failed \"<why>\"); run a side effect that must not happen twice (a message, a pull request, a "
+    "deploy) as baton once <key> -- <command>, which never runs the same key twice; "
     "(3) run baton brief and go on with the new NEXT. Stop only when NEXT says all steps are complete, or "
-    "when a line says WAITING for a person. Lines such as LEFT RUNNING, RETRY or DEGRADED are news to act on."
+    "when a line says WAITING for a person. Lines such as LEFT RUNNING, UNKNOWN, CHANGED, STALE, RETRY or "
+    "DEGRADED are news to act on."
 )
 
 HEADER = "baton brief (current state of this job):"

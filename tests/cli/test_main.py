@@ -129,7 +129,8 @@ def test_record_done_with_a_failing_validate_records_failed_with_the_output_tail
     assert run.err.startswith("baton: check was not recorded done: validate failed (exit 3)")
     (record,) = _records(sandbox)
     assert (record["step"], record["status"]) == ("check", "failed")
-    assert record["note"].startswith("validate failed (exit 3): ") and record["note"].endswith("THE-END | my note")
+    assert record["note"].startswith("validate failed (exit 3): ")
+    assert record["note"].endswith("THE-END (note: my note)")
     assert "noise-300" in record["note"] and "FIRST-LINE" not in record["note"]
 
 
@@ -138,7 +139,7 @@ def test_record_done_with_a_passing_validate_records_done(baton: Baton, sandbox:
     deeper = sandbox.project / "src" / "deep"
     deeper.mkdir(parents=True)
     failed = baton("record", "build", "done", cwd=deeper)  # validate runs in the project root, not here
-    assert failed.code == 1 and "validate failed (exit 1)" in failed.err
+    assert failed.code == 1 and failed.err.endswith("validate failed (exit 1, no output)\n"), failed.err
     (sandbox.project / "built.txt").write_text("yes")
     run = baton("record", "build", "done", cwd=deeper)
     assert (run.code, run.err) == (0, "")
@@ -313,8 +314,111 @@ def test_validate_runs_in_the_sandbox_with_the_steps_writes(mode: str, baton: Ba
     ledger = (sandbox.state / "steps.jsonl").read_bytes()
     if mode == "sandboxed":  # the tests the model wrote ran confined, like its Bash commands
         assert run.code == 0, run.err
-        assert b"pwn" not in ledger and not (sandbox.project / "outside.txt").exists()
+        assert b"pwn\n" not in ledger and not (sandbox.project / "outside.txt").exists()  # the record names the command
         assert [r["status"] for r in _records(sandbox)] == ["done"]
     else:  # without a sandbox they could do anything: here they broke the ledger the record then appends to
-        assert b"pwn" in ledger and (sandbox.project / "outside.txt").exists() and run.code == 1
+        assert b"pwn\n" in ledger and (sandbox.project / "outside.txt").exists() and run.code == 1
     assert key not in run.out.encode() + run.err.encode()
+
+
+# ---------------------------------------------------------------- statuses, skipping, JSON
+
+
+def test_the_status_may_be_typed_in_any_case(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a", "b").code == 0
+    run = baton("record", "a", "DONE", "shouted")
+    assert (run.code, run.out) == (0, "recorded a done (attempt 1, #1); NEXT: b\n")
+    assert baton("record", "b", " Skipped ").code == 0
+    assert [r["status"] for r in _records(sandbox)] == ["done", "skipped"]
+
+
+def test_a_validate_with_no_output_says_so(baton: Baton, sandbox: Sandbox) -> None:
+    _install(baton, sandbox.project.parent, {"steps": [{"id": "test", "validate": "false"}, "b", "c", "d"]})
+    run = baton("record", "test", "done", "tests pass")
+    assert run.code == 1
+    assert run.err == "baton: test was not recorded done: validate failed (exit 1, no output) (note: tests pass)\n"
+
+
+SKIPPY = {"steps": [{"id": "test", "validate": "false"}, {"id": "ship", "approval": True},
+                    {"id": "lint", "validate": "false", "skippable": True}, "docs"]}
+
+
+def test_skipping_a_step_with_validate_or_approval_needs_consent(baton: Baton, sandbox: Sandbox) -> None:
+    _install(baton, sandbox.project.parent, SKIPPY)
+    _one_error_line(baton("record", "test", "skipped", "no tests"), 1,
+                    "step 'test' has validate (false), so skipping it needs the plan's consent",
+                    '("skippable": true on the step)', "/baton:record test skipped REASON")
+    _one_error_line(baton("record", "ship", "skipped"), 1, "waits for a person's approval")
+    assert baton("record", "lint", "skipped", "the plan allows it").code == 0
+    assert baton("record", "docs", "skipped").code == 0  # no validate, no approval: nothing to walk around
+    assert [(r["step"], r["status"]) for r in _records(sandbox)] == [("lint", "skipped"), ("docs", "skipped")]
+
+
+def test_skipped_is_refused_for_an_approved_step_with_validate_too(baton: Baton, sandbox: Sandbox) -> None:
+    _install(baton, sandbox.project.parent, {"steps": [{"id": "ship", "approval": False, "validate": "false"},
+                                                       "b", "c", "d"]})
+    _one_error_line(baton("record", "ship", "SKIPPED"), 1, "has validate (false)")
+
+
+def test_a_person_may_skip_from_the_prompt(sandbox: Sandbox, monkeypatch: Any) -> None:
+    from store.cli import prompt
+    from store.state.location import Layout
+
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    sandbox.state.mkdir()
+    (sandbox.state / "plan.json").write_text(json.dumps(SKIPPY))
+    layout = Layout(sandbox.state, sandbox.project)
+    for step in ("test", "ship"):
+        text = prompt.run("record", f"{step} skipped a person decided", layout, {})
+        assert text.startswith(f"baton: recorded {step} skipped"), text
+    assert [(r["step"], r["status"], r["by"], r["via"]) for r in _records(sandbox)] == [
+        ("test", "skipped", "person", "/baton:record typed in the prompt"),
+        ("ship", "skipped", "person", "/baton:record typed in the prompt")]
+
+
+def _json(run: Run) -> Dict[str, Any]:
+    assert run.err == "", run.err
+    data: Dict[str, Any] = json.loads(run.out)
+    assert run.out.count("\n") == 1
+    return data
+
+
+def test_every_command_speaks_json(baton: Baton, sandbox: Sandbox) -> None:
+    made = _json(baton("init", "--json", "a", "bb", "c"))
+    assert (made["plan"], made["steps"], made["archived"], made["other_job"]) == (
+        str(sandbox.state / "plan.json"), 3, None, None)
+    recorded = _json(baton("record", "a", "done", "--json", "a", "note"))
+    assert (recorded["recorded"]["note"], recorded["next"], recorded["complete"], recorded["ok"]) == (
+        "a note", "bb", False, True)
+    assert _json(baton("record", "--json", "bb", "done"))["next"] == "c"
+    brief = _json(baton("brief", "--json"))
+    assert brief["brief"].splitlines()[2] == "NEXT: c"
+    assert (brief["next"], brief["complete"], brief["waiting"], brief["limits"]) == ("c", False, None, [])
+    assert brief["last"]["step"] == "bb"
+    verified = _json(baton("verify", "--json"))
+    assert (verified["ok"], verified["records"], verified["problem"]) == (True, 2, None)
+    assert json.loads(baton("status", "--json").out)["next"] == "c"
+    assert [json.loads(line)["step"] for line in baton("log", "--json").out.splitlines()] == ["a", "bb"]
+    assert _json(baton("commands", "install", "--json"))["folder"] == str(sandbox.project / ".claude" / "commands")
+    forced = _json(baton("init", "--force", "--json", "z"))
+    assert forced["archived"]["records"] == 2 and forced["archived"]["problem"] is None
+
+
+def test_brief_json_says_when_the_job_waits_or_hits_a_limit(baton: Baton, sandbox: Sandbox) -> None:
+    _install(baton, sandbox.project.parent, {"limits": {"tool_calls": 3},
+                                             "steps": ["a", {"id": "b", "approval": True}, "c", "d"]})
+    assert baton("record", "a", "done").code == 0
+    assert _json(baton("brief", "--json"))["waiting"] == "b"
+    (sandbox.state / "counters.json").write_text(json.dumps({"total_calls": 3}))
+    assert _json(baton("brief", "--json"))["limits"] == ["tool_calls 3 of 3"]
+
+
+def test_verify_json_names_the_break_and_exits_1(baton: Baton, sandbox: Sandbox) -> None:
+    assert baton("init", "a").code == 0
+    assert baton("record", "a", "running", "x").code == 0
+    assert baton("record", "a", "done", "y").code == 0
+    ledger = sandbox.state / "steps.jsonl"
+    ledger.write_bytes(ledger.read_bytes().replace(b'"x"', b'"z"'))
+    run = baton("verify", "--json")
+    assert run.code == 1
+    assert json.loads(run.out)["ok"] is False and "line 1" in json.loads(run.out)["problem"]

@@ -83,7 +83,7 @@ def test_split_words_refuses_an_open_quote(raw: str) -> None:
 
 def test_record_keeps_the_session_and_the_note(layout: Layout) -> None:
     text = commands.run("record", '"b c" running started; see `log`', layout, ENV)
-    assert text.startswith("recorded b c running (attempt 1, #1); NEXT: a")
+    assert text.startswith("baton: recorded b c running (attempt 1, #1); NEXT: a")
     (record,) = ledger(layout)
     assert (record["step"], record["status"], record["note"], record["session"]) == (
         "b c", "running", "started; see `log`", "sess-1")
@@ -96,7 +96,7 @@ NOTES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=300).map(str.
 @given(note=NOTES)
 def test_any_note_is_stored_exactly(note: str, layout: Layout) -> None:
     text = commands.run("record", f"a done {note}", layout, ENV)
-    assert text.startswith("recorded a done")
+    assert text.startswith("baton: recorded a done")
     assert ledger(layout)[-1]["note"] == note
 
 
@@ -139,11 +139,11 @@ def test_approve_signs_and_stamps_the_session(layout: Layout) -> None:
     commands.run("record", "a done", layout, ENV)
     commands.run("record", "'b c' done", layout, ENV)
     text = commands.run("approve", "d ok to go", layout, ENV)
-    assert text.startswith("approved d")
+    assert text.startswith("baton: approved d")
     record = ledger(layout)[-1]
     assert (record["status"], record["note"], record["session"], record["by"]) == ("approved", "ok to go", "sess-1",
                                                                                    "person")
-    assert commands.run("record", "d done", layout, ENV).startswith("recorded d done")
+    assert commands.run("record", "d done", layout, ENV).startswith("baton: recorded d done")
 
 
 def test_every_name_has_a_handler() -> None:

@@ -48,22 +48,26 @@ def block_texts(request: dict[str, Any]) -> list[tuple[int, str]]:
     return found
 
 
-def _context_at(block: str, start: int) -> str:
+PROMPT_PREFIX = "UserPromptSubmit hook additional context: "
+
+
+def _context_at(block: str, start: int, prefix: str = CONTEXT_PREFIX) -> str:
     """The context starting at `start`: through the brief's last line when it has baton's header,
     else up to the first blank line."""
     header = block.find(BRIEF_HEADER, start)
-    next_context = block.find(CONTEXT_PREFIX, start)
+    next_context = block.find(prefix, start)
     search_from = header if header >= 0 and (next_context < 0 or header < next_context) else start
     end = block.find("\n\n", search_from)
     return block[start:end if end >= 0 else len(block)]
 
 
-def injected(request: dict[str, Any]) -> list[Injected]:
-    """Every SessionStart context in `request`, in the order the model reads them."""
+def injected(request: dict[str, Any], prefix: str = CONTEXT_PREFIX) -> list[Injected]:
+    """Every SessionStart context in `request` (with `prefix=PROMPT_PREFIX`: every context a
+    UserPromptSubmit hook added), in the order the model reads them."""
     found = []
     for index, block in block_texts(request):
-        for match in re.finditer(re.escape(CONTEXT_PREFIX), block):
-            found.append(Injected(_context_at(block, match.end()), index))
+        for match in re.finditer(re.escape(prefix), block):
+            found.append(Injected(_context_at(block, match.end(), prefix), index))
     return found
 
 

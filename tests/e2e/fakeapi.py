@@ -5,7 +5,9 @@ not ask for a stream) and /v1/messages/count_tokens on 127.0.0.1, and logs every
 in order. Each main-conversation request (one whose body has a `tools` array) consumes the
 next turn of the script; the others (titles, summaries) get a short plain answer. A turn is
 a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which blocks that
-request until `release()` or `stop()`. When the script runs out, the answer is the text
+request until `release()` or `stop()`, or an `ApiError` (`overloaded()`: HTTP 529, with a
+retry-after header when asked), answered with that status and the API's error body, or `DROP`,
+which closes the connection without answering. When the script runs out, the answer is the text
 "(script exhausted)" with stop_reason end_turn, so a session always ends.
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import socket
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,8 +34,11 @@ from .messages_api import (
 )
 
 __all__ = [
+    "ApiError",
+    "DROP",
     "FakeAPI",
     "HANG",
+    "overloaded",
     "LoggedRequest",
     "ToolResult",
     "all_text_of",
@@ -57,7 +63,37 @@ class _Hang:
 
 
 HANG = _Hang()
-Turn = Union[list[Block], _Hang]
+
+
+class _Drop:
+    """Marker for a turn on which the server closes the connection without answering."""
+
+    def __repr__(self) -> str:
+        return "DROP"
+
+
+DROP = _Drop()
+
+
+@dataclass(frozen=True)
+class ApiError:
+    """A turn answered with an HTTP error, as the Messages API sends one (and `retry-after`)."""
+
+    status: int
+    kind: str
+    message: str
+    retry_after: float | None = None
+
+    def body(self) -> bytes:
+        return json.dumps({"type": "error", "error": {"type": self.kind, "message": self.message}}).encode()
+
+
+def overloaded(retry_after: float | None = None) -> ApiError:
+    """HTTP 529 overloaded_error, the API's answer when it is overloaded."""
+    return ApiError(529, "overloaded_error", "Overloaded", retry_after)
+
+
+Turn = Union[list[Block], _Hang, _Drop, ApiError]
 Script = Union[Sequence[Turn], Callable[[dict[str, Any]], Turn]]
 
 
@@ -132,8 +168,9 @@ class FakeAPI:
         """Bodies of the main-conversation requests (those with a `tools` array), in order."""
         return [r.body for r in self.log if r.kind == "main"]
 
-    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block]:
-        """The blocks answering a /v1/messages request; blocks while its turn is HANG."""
+    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | ApiError:
+        """What answers a /v1/messages request: its blocks, or an error or DROP turn as it is;
+        blocks while its turn is HANG."""
         if entry.kind != "main":
             return [text(SIDE_TEXT)]
         entry.turn, turn = self._next_turn(body)
@@ -141,6 +178,8 @@ class FakeAPI:
             self.hanging.set()
             self._release.wait()
             turn = [text(RELEASED_TEXT)]
+        if isinstance(turn, (_Drop, ApiError)):
+            return turn
         return [self._with_id(block) for block in turn]
 
     def _next_turn(self, body: dict[str, Any]) -> tuple[int, Turn]:
@@ -195,20 +234,33 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send(200, "application/json", tokens.encode())
             elif kind == "other":
                 self._send(404, "application/json", b'{"type":"error"}')
-            elif body.get("stream"):
-                model = str(body.get("model", "claude-test"))
-                self._send(
-                    200, "text/event-stream", sse_events(self.fake.answer(body, entry), model)
-                )
             else:
-                answer = message(self.fake.answer(body, entry), str(body.get("model")))
-                self._send(200, "application/json", json.dumps(answer).encode())
+                self._answer(body, entry)
         except (BrokenPipeError, ConnectionResetError):
             pass  # the client went away, e.g. a test killed the CLI
 
-    def _send(self, status: int, content_type: str, payload: bytes) -> None:
+    def _answer(self, body: dict[str, Any], entry: LoggedRequest) -> None:
+        answer = self.fake.answer(body, entry)
+        if isinstance(answer, _Drop):
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        elif isinstance(answer, ApiError):
+            headers = {} if answer.retry_after is None else {"retry-after": f"{answer.retry_after:g}"}
+            self._send(answer.status, "application/json", answer.body(), headers)
+        elif body.get("stream"):
+            model = str(body.get("model", "claude-test"))
+            self._send(200, "text/event-stream", sse_events(answer, model))
+        else:
+            reply = message(answer, str(body.get("model")))
+            self._send(200, "application/json", json.dumps(reply).encode())
+
+    def _send(
+        self, status: int, content_type: str, payload: bytes, headers: dict[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("content-type", content_type)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.send_header("content-length", str(len(payload)))
         self.send_header("connection", "close")
         self.end_headers()

@@ -118,8 +118,8 @@ def test_only_a_persons_prompt_approves_a_step(
     assert fake_api.log[logged:] == []
     assert third.output is not None and third.output["num_turns"] == 0
     assert third.result == (
-        "UserPromptSubmit operation blocked by hook:\n"
-        "approved b: the agent may now work on it. Say 'continue' (or start a session) to go on."
+        "Operation stopped by hook: "
+        "baton: approved b: the agent may now work on it. Say 'continue' (or start a session) to go on."
     )
     approval = ledger(project)[-1]
     assert approval["step"] == "b" and approval["status"] == "approved"
@@ -128,7 +128,8 @@ def test_only_a_persons_prompt_approves_a_step(
     key = approvals.read_key({"HOME": str(claude.home)})
     assert key is not None
     scope = os.path.realpath(project / ".baton")
-    assert approval["sig"] == approvals.sign(key, scope, "b", approval["ts"], approval["session"])
+    assert approval["sig"] == approvals.sign(key, scope, "b", approval["ts"], approval["session"],
+                                             approval["scope"]["digest"])
 
     # 4. A new session: the model's write goes through and it records b.
     fake_api.script = Turns(

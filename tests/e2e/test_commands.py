@@ -1,20 +1,21 @@
 """`/baton:brief`, `/baton:record` and `/baton:status` typed by a person in `-p` mode.
 
 baton's UserPromptSubmit hook answers them itself: the fake API must see no request at all, and
-the CLI's result is the hook's text after the CLI's fixed "blocked by hook" line. Arguments never
+the CLI's result is the hook's text after the CLI's fixed "Operation stopped by hook: ". Arguments never
 reach a shell: notes full of quotes, `;`, `$(...)` and backquotes land in the ledger verbatim and
 nothing they name is executed.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from .driver import Claude, RunResult
 from .fakeapi import FakeAPI
 from .jobstate import baton, ledger
 
-BLOCKED = "UserPromptSubmit operation blocked by hook:\n"
+STOPPED = "Operation stopped by hook: "
 
 
 def answered_by_baton(claude: Claude, fake_api: FakeAPI, project: Path, plugin: Path, prompt: str) -> str:
@@ -24,8 +25,8 @@ def answered_by_baton(claude: Claude, fake_api: FakeAPI, project: Path, plugin: 
     assert run.returncode == 0, run.stderr
     assert fake_api.log[before:] == [], f"{prompt!r} reached the API"
     assert run.output is not None and run.output["num_turns"] == 0
-    assert run.result.startswith(BLOCKED), run.result
-    return run.result[len(BLOCKED):]
+    assert run.result.startswith(STOPPED), run.result
+    return run.result[len(STOPPED):]
 
 
 def job(plugin: Path, project: Path, claude: Claude) -> None:
@@ -42,12 +43,13 @@ def test_brief_command_prints_the_brief_without_a_model_call(
     answer = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:brief")
 
     assert answer.splitlines() == [
+        "baton brief:",
         "PLAN: a, b, c, d",
         "DONE: a",
         "NEXT: b",
         "LAST: a done first step by hand",
     ]
-    assert answer == baton(plugin_copy, project, claude.home, "brief").stdout.strip()
+    assert answer == "baton brief:\n" + baton(plugin_copy, project, claude.home, "brief").stdout.strip()
 
 
 def test_record_command_keeps_the_note_verbatim_and_runs_none_of_it(
@@ -68,9 +70,9 @@ def test_record_command_keeps_the_note_verbatim_and_runs_none_of_it(
     answers = [answered_by_baton(claude, fake_api, project, plugin_copy, p) for p in prompts]
 
     assert answers == [
-        "recorded b done (attempt 1, #2); NEXT: c",
-        "recorded c running (attempt 1, #3); NEXT: c",
-        "recorded d failed (attempt 1, #4); NEXT: c",
+        "baton: recorded b done (attempt 1, #2); NEXT: c",
+        "baton: recorded c running (attempt 1, #3); NEXT: c",
+        "baton: recorded d failed (attempt 1, #4); NEXT: c",
     ]
     recorded = ledger(project)[1:]
     assert [(r["step"], r["status"], r["note"]) for r in recorded] == [
@@ -108,9 +110,25 @@ def test_status_command_shows_progress_without_a_model_call(
     answer = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:status")
 
     lines = answer.splitlines()
-    assert lines[:2] == ["1/4 steps complete, 2 ledger records", "next: b"]
+    assert lines[:3] == ["baton status:", "1/4 steps complete, 2 ledger records", "next: b"]
     steps = lines[lines.index("steps:") + 1:lines.index("last entries:")]
     assert [line.split()[:3] for line in steps] == [
         ["done", "a", "attempt"], ["running", "b", "attempt"], ["pending", "c"], ["pending", "d"],
     ]
     assert lines[-1].startswith("sessions seen: 1")
+
+
+def test_status_json_and_an_upper_case_status_in_the_prompt(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    job(plugin_copy, project, claude)
+
+    recorded = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:record b DONE by hand")
+    as_json = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:status --json")
+    brief = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:brief --json")
+
+    assert recorded == "baton: recorded b done (attempt 1, #2); NEXT: c"
+    data = json.loads(as_json)
+    assert (data["done"], data["next"], data["records"]) == (2, "c", 2)
+    assert json.loads(brief)["next"] == "c" and json.loads(brief)["complete"] is False
+    assert [(r["step"], r["status"], r["note"]) for r in ledger(project)][1] == ("b", "done", "by hand")

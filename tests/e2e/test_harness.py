@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .driver import Claude
-from .fakeapi import EXHAUSTED_TEXT, HANG, FakeAPI, all_text_of, text, tool_results, tool_use
+from .fakeapi import DROP, EXHAUSTED_TEXT, HANG, FakeAPI, all_text_of, overloaded, text, tool_results, tool_use
 from .processes import group_gone, tagged_gone
 
 SESSION_START_PY = """\
@@ -153,3 +153,43 @@ def test_killing_a_hung_session_leaves_no_process(
     assert group_gone(linger_group)
     assert tagged_gone(claude.tag)
     assert len(fake_api.requests_main()) == 1
+
+
+def test_an_api_error_that_outlasts_the_retries_ends_the_session_with_its_status(
+    claude: Claude, fake_api: FakeAPI, project: Path
+) -> None:
+    fake_api.script = [overloaded(), [text("never reached")]]
+    run = claude.run("go", cwd=project, env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+
+    assert run.returncode == 1
+    assert run.output is not None
+    assert (run.output["is_error"], run.output["terminal_reason"]) == (True, "api_error")
+    assert (run.output["api_error_status"], run.output["api_error_type"]) == (529, "overloaded_error")
+    assert run.result.startswith("API Error: 529 Overloaded")
+    assert len(fake_api.requests_main()) == 1
+
+
+def test_claude_code_waits_a_retry_after_of_its_own_and_only_says_so_while_retrying(
+    claude: Claude, fake_api: FakeAPI, project: Path
+) -> None:
+    fake_api.script = [overloaded(retry_after=1), overloaded(retry_after=1), [text("never reached")]]
+    started = time.monotonic()
+    run = claude.run("go", cwd=project, env={"CLAUDE_CODE_MAX_RETRIES": "1"})
+
+    assert time.monotonic() - started >= 1.0  # it honoured the header before its one retry
+    assert run.returncode == 1 and run.output is not None
+    assert run.output["api_error_status"] == 529
+    assert [key for key in run.output if "retry" in key.lower()] == []  # the result never carries the wait
+    assert len(fake_api.requests_main()) == 2
+
+
+def test_a_dropped_connection_is_an_api_error_without_a_status(
+    claude: Claude, fake_api: FakeAPI, project: Path
+) -> None:
+    fake_api.script = [DROP, [text("never reached")]]
+    run = claude.run("go", cwd=project, env={"CLAUDE_CODE_MAX_RETRIES": "0"})
+
+    assert run.returncode == 1 and run.output is not None
+    assert (run.output["terminal_reason"], run.output["api_error_status"]) == ("api_error", None)
+    assert run.output["api_error"] == "connection_failed"
+    assert "Connection dropped" in run.result

@@ -108,4 +108,67 @@ def test_typing_bri_offers_baton_brief_and_running_it_shows_the_brief(
 
     lines = [line.strip() for line in screen.splitlines()]
     assert {"PLAN: a, b, c, d", "DONE: a", "NEXT: b", "LAST: a done by hand"} <= set(lines)
+    assert "\u25cf Operation stopped by hook: baton brief:" in lines, screen  # what the person sees, exactly
+    assert "blocked by hook" not in screen
+    assert fake_api.requests_main() == []  # answered by baton's hook, not by the model
+
+
+def start_tui(claude: Claude, project: Path, plugin: Path, tmp_path: Path, tmux: Tmux) -> None:
+    settings = {"hasCompletedOnboarding": True, "projects": {str(project): {"hasTrustDialogAccepted": True}}}
+    (claude.home / ".claude.json").write_text(json.dumps(settings))
+    tmux.start(project, launcher(claude, plugin, tmp_path / "launch.sh"))
+    tmux.wait_for(lambda s: "Do you want to use this API key?" in s, "the API key question")
+    tmux.keys("Up")
+    tmux.keys("Enter")
+    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
+
+
+def clear_input(tmux: Tmux, typed: str) -> None:
+    tmux.keys("Escape")
+    tmux.keys(*["BSpace"] * len(typed))
+    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
+
+
+def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_terminal(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path, tmp_path: Path, tmux: Tmux
+) -> None:
+    for args in (("init", "a", "b", "c", "--commands"), ("record", "a", "done", "by hand")):
+        made = baton(plugin_copy, project, claude.home, *args)
+        assert made.returncode == 0, made.stderr
+    start_tui(claude, project, plugin_copy, tmp_path, tmux)
+
+    tmux.keys("/bri", literal=True)
+    menu = tmux.wait_for(lambda s: "/brief " in s, "/brief in the completion menu")
+    assert "Show the job's brief (PLAN / DONE / NEXT / LAST)" in menu and "/baton:brief" in menu
+    clear_input(tmux, "/bri")
+    tmux.keys("/rec", literal=True)
+    menu = tmux.wait_for(lambda s: "/record " in s, "/record in the completion menu")
+    assert "Record a step's outcome in the job's ledger" in menu
+    clear_input(tmux, "/rec")
+
+    tmux.keys("/help", literal=True)
+    tmux.wait_for(lambda s: "/help" in s, "/help typed")
+    tmux.keys("Enter")
+    for _ in range(4):  # the help's tabs: General, Commands, Custom commands
+        if "Browse custom commands" in tmux.screen():
+            break
+        tmux.keys("Right")
+        time.sleep(0.5)
+    listed = [line.strip() for line in tmux.wait_for(lambda s: "Browse custom commands" in s, "custom commands")
+              .splitlines()]
+    assert "Browse custom commands" in listed, listed
+    at = next(i for i, line in enumerate(listed) if line.endswith("/brief"))
+    assert listed[at + 1].startswith("Show the job's brief") and listed[at + 2] == "/record"
+    assert listed[at + 3].startswith("Record a step's outcome in the job's ledger")
+    tmux.keys("Escape")
+    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "the help closed")
+
+    tmux.keys("/brief", literal=True)
+    tmux.wait_for(lambda s: "/brief " in s, "the menu")
+    tmux.keys("Enter")
+    screen = tmux.wait_for(lambda s: "NEXT: b" in s, "the brief")
+    lines = [line.strip() for line in screen.splitlines()]
+    assert "\u25cf Operation stopped by hook: baton brief:" in lines, screen
+    assert {"PLAN: a, b, c", "DONE: a", "NEXT: b", "LAST: a done by hand"} <= set(lines)
+    assert "UserPromptSubmit operation blocked by hook:" not in screen
     assert fake_api.requests_main() == []  # answered by baton's hook, not by the model

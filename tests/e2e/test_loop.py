@@ -11,6 +11,8 @@ import itertools
 from pathlib import Path
 from typing import Any
 
+from store.state.protocol import stop_reason
+
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use
 from .jobstate import Turns, ledger, results_by_id, write_plan
@@ -24,22 +26,37 @@ def record(step: str, status: str = "done") -> dict[str, Any]:
     return tool_use("Bash", {"command": command, "description": f"record {step}"}, id=f"rec_{step}_{status}")
 
 
-def stop_feedback(request: dict[str, Any]) -> str:
-    """The "Stop hook feedback" the CLI added after the model's last turn ('' if none).
+SENT_BACK = "Stop hook additional context: "
 
-    The CLI sends it as a user message of its own (a plain string) or, when the turn before
-    ended with tool results, as a text block after them; then it adds a system message
-    ("Stop hook blocking error from command: ...") inside `messages`.
+
+def stop_feedback(request: dict[str, Any]) -> str:
+    """What baton's Stop hook told the model after its last turn ('' if nothing).
+
+    The CLI (2.1.328) gives a Stop hook's `additionalContext` to the model as
+    `Stop hook additional context: <text>` after the model's last turn: in a user text block
+    wrapped in `<system-reminder>` tags, or, after tool results, in the system message that
+    carries the other hooks' contexts (separated by blank lines).
     """
     messages = request["messages"]
     last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
     texts = []
     for message in messages[last + 1:]:
         content = message["content"]
-        if message["role"] == "user":
-            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-            texts += [b["text"] for b in blocks if b.get("type") == "text"]
-    return "\n".join(t for t in texts if t.startswith("Stop hook feedback:"))
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        texts += [b["text"] for b in blocks if b.get("type") == "text"]
+    found = []
+    for part in (p for t in texts for p in t.split("\n\n")):
+        inner = part.removeprefix("<system-reminder>\n").removesuffix("\n</system-reminder>")
+        if inner.startswith(SENT_BACK):
+            found.append(inner[len(SENT_BACK):])
+    return "\n".join(found)
+
+
+def assert_no_hook_source(requests: list[dict[str, Any]]) -> None:
+    """The hook's command line (the inline bootstrap) never reaches the model."""
+    for request in requests:
+        seen = all_text_of(request)
+        assert "python3 -S -c" not in seen and "hook blocking error" not in seen and "sys.argv" not in seen
 
 
 def test_stop_sends_the_model_back_until_every_step_is_recorded(
@@ -62,11 +79,11 @@ def test_stop_sends_the_model_back_until_every_step_is_recorded(
     assert len(requests) == 5
     assert "recorded a done" in results_by_id(requests[1])["rec_a_done"].text
     feedback = stop_feedback(requests[2])
-    assert feedback.startswith("Stop hook feedback:\nbaton: the job is not finished. NEXT: b."), feedback
-    assert "baton record b done" in feedback
+    assert feedback == stop_reason("NEXT: b", "b", 1, 12), feedback
+    assert_no_hook_source(requests)
     assert "NEXT: c" in results_by_id(requests[3])["rec_b_done"].text
     assert "NEXT: (all steps complete - stop)" in results_by_id(requests[4])["rec_c_done"].text
-    assert all_text_of(requests[-1]).count("Stop hook feedback:") == 1  # sent back once only
+    assert all_text_of(requests[-1]).count(SENT_BACK) == 1  # sent back once only
     records = [(r["step"], r["status"], r["session"]) for r in ledger(project)]
     assert records == [(s, "done", run.session_id) for s in "abc"]
 
@@ -83,7 +100,8 @@ def test_a_model_that_stops_without_progress_is_let_go(
     assert run.result == FINISHED
     first, second = fake_api.requests_main()  # sent back once, then let go
     assert stop_feedback(first) == ""
-    assert "NEXT: a." in stop_feedback(second)
+    assert stop_feedback(second) == stop_reason("NEXT: a", "a", 1, 12)
+    assert_no_hook_source([first, second])
     [stop] = ledger(project)
     assert (stop["step"], stop["status"], stop["session"]) == ("a", "stop", run.session_id)
     assert stop["note"] == (

@@ -218,7 +218,8 @@ def test_compaction_keeps_the_brief_in_front_of_the_model(
     first = conversation(fake_api, mark)[0]
     assert first_message_with(first, SUMMARY) >= 0
     assert first_message_with(first, "FIRST-PROMPT") < 0  # the old history, and its brief, are gone
-    # What is left: SessionStart(resume) of the /compact run and SessionStart(compact) at the
-    # compaction (both NEXT: b), then SessionStart(resume) of this run (NEXT: c).
-    assert nexts(first) == ["b", "b", "c"]
+    # What is left: SessionStart(compact) at the compaction (NEXT: b; the CLI may also keep the
+    # /compact run's SessionStart(resume) before it, NEXT: b too), then SessionStart(resume) of
+    # this run (NEXT: c).
+    assert nexts(first)[-2:] == ["b", "c"] and set(nexts(first)[:-2]) <= {"b"}
     assert injected(first)[-1].message > first_message_with(first, "AFTER-COMPACT")

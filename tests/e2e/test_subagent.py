@@ -105,7 +105,7 @@ def test_a_subagents_writes_meet_the_same_gate(
     # Either way the main model hears the subagent's report (in the background: a task notification),
     # and baton's Stop hook sends it back to step a only after that, never while the subagent works.
     assert any(REPORT in all_text_of(r) for r in main)
-    sent_back = [r for r in main if "Stop hook feedback:" in all_text_of(r)]
+    sent_back = [r for r in main if "Stop hook additional context: baton: the job is not finished" in all_text_of(r)]
     assert sent_back and all(REPORT in all_text_of(r) for r in sent_back)
     assert [r["status"] for r in ledger(project)] == ["stop"]
 

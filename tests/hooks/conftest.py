@@ -168,6 +168,15 @@ def inproc(job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
     return runner
 
 
+@pytest.fixture(params=gatemodes.MODES)
+def inproc_modes(request: pytest.FixtureRequest, job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
+    """The in-process runner once with the sandbox and once in the fallback (``.sandboxed`` says which)."""
+    gatemodes.set_mode(request.param, job.home)
+    runner = make_in_process_runner(monkeypatch)
+    runner.sandboxed = request.param == "sandboxed"  # type: ignore[attr-defined]
+    return runner
+
+
 @pytest.fixture
 def inproc_fallback(job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
     gatemodes.set_mode("fallback", job.home)

@@ -31,8 +31,8 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "PreToolUse": {"hookSpecificOutput"},
     "PostToolUse": {"hookSpecificOutput"},
     "PostToolUseFailure": {"hookSpecificOutput"},
-    "Stop": {"decision", "reason"},
-    "UserPromptSubmit": {"decision", "reason", "hookSpecificOutput"},
+    "Stop": {"hookSpecificOutput"},
+    "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
@@ -40,14 +40,16 @@ SPECIFIC_KEYS: Dict[str, Set[str]] = {
                    "updatedInput"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName", "suppressOriginalPrompt"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 REQUIRED_SPECIFIC: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
     "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
-    "UserPromptSubmit": {"hookEventName"},
+    "UserPromptSubmit": {"hookEventName", "additionalContext"},
+    "Stop": {"hookEventName", "additionalContext"},
 }
 
 Payload = Dict[str, Any]
@@ -80,11 +82,12 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
     answer = json.loads(stdout)
     assert isinstance(answer, dict), stdout
     assert set(answer) <= TOP_KEYS[event], f"undocumented keys for {event}: {set(answer) - TOP_KEYS[event]}"
-    if event in ("Stop", "UserPromptSubmit") and ("decision" in answer or "reason" in answer):
-        assert answer.get("decision") == "block" and isinstance(answer.get("reason"), str), answer
-        assert answer["reason"].strip(), answer
+    if "continue" in answer or "stopReason" in answer:  # a prompt answered by baton: stopped, no model call
+        assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
+        assert answer["stopReason"].startswith("baton"), answer
+        assert "hookSpecificOutput" not in answer, answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event not in ("Stop", "UserPromptSubmit"):
+    if event in SPECIFIC_KEYS and event != "UserPromptSubmit":
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -96,12 +99,6 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
             check_pre_tool_use(specific)
-        if "suppressOriginalPrompt" in specific:
-            assert specific["suppressOriginalPrompt"] is True
-    if event == "UserPromptSubmit":
-        assert answer.get("decision") == "block", answer
-    if event == "Stop":
-        assert set(answer) == {"decision", "reason"}, answer
     return answer
 
 
@@ -128,11 +125,21 @@ class Result:
 
     @property
     def reason(self) -> str:
-        """The deny reason (PreToolUse) or block reason (Stop, UserPromptSubmit), else ''."""
+        """The deny reason (PreToolUse), what a prompt stopped with (UserPromptSubmit), or why the
+        Stop hook sends the model back (Stop), else ''."""
         if self.answer is None:
             return ""
         specific = self.answer.get("hookSpecificOutput") or {}
-        return str(specific.get("permissionDecisionReason") or self.answer.get("reason") or "")
+        if self.answer.get("continue") is False:
+            return str(self.answer.get("stopReason") or "")
+        if specific.get("hookEventName") == "Stop":
+            return str(specific.get("additionalContext") or "")
+        return str(specific.get("permissionDecisionReason") or "")
+
+    @property
+    def stopped(self) -> bool:
+        """A prompt baton answered itself: it stops there, with no model call."""
+        return (self.answer or {}).get("continue") is False
 
     @property
     def context(self) -> str:
@@ -155,6 +162,14 @@ class Result:
         """The command Claude Code runs: the rewritten one when the hook gave one ('' otherwise)."""
         specific = (self.answer or {}).get("hookSpecificOutput") or {}
         return str((specific.get("updatedInput") or {}).get("command") or "")
+
+
+def runs_after(result: Result, original: str) -> Optional[str]:
+    """What Claude Code runs after this PreToolUse answer to a Bash call: nothing on deny, the
+    rewritten command on ``updatedInput``, the original otherwise."""
+    if result.denied:
+        return None
+    return result.command or original
 
 
 def encode(payload: Union[Payload, bytes, str]) -> bytes:

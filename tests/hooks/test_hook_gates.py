@@ -52,8 +52,9 @@ def test_deny_bash_rules_hold_in_every_step(command: str, denied: bool, steps: A
     result = hook("PreToolUse", bash(payload, command))
     assert result.denied is denied, result.reason
     if denied:
-        assert result.reason == ("baton denied this command: the job's rule `git push*` forbids it: a person pushes. "
-                                 "[baton:rule]")
+        assert result.reason.startswith("baton denied this command: the job's rule `git push*` forbids it: a person "
+                                        "pushes (it runs `git push")
+        assert result.reason.endswith("`). [baton:rule]")
 
 
 # --- phases and tools ------------------------------------------------------------------------
@@ -61,12 +62,13 @@ def test_deny_bash_rules_hold_in_every_step(command: str, denied: bool, steps: A
 FALLBACK = "denied in the fallback only"  # its effect cannot be told: the sandbox confines it instead
 
 @pytest.mark.parametrize("call,denied,phrase", [
-    (("write", "src/a.py"), True, "step survey may write only nothing"),
-    (("write", "notes.md"), True, "step survey may write only nothing"),
+    (("write", "src/a.py"), True, "step survey may not write any file (it only reads)"),
+    (("write", "notes.md"), True, "step survey may not write any file (it only reads)"),
     (("bash", "ls -la"), False, ""),
     (("bash", "cat src/a.py | grep x"), False, ""),
     (("bash", "git log -3"), False, ""),
-    (("bash", "echo x > notes.md"), True, "may write only nothing"),
+    (("bash", "echo x > notes.md"), True,
+     "may not write any file (it only reads), and it writes notes.md. Use read-only commands, or ask"),
     (("bash", "pytest -q"), FALLBACK, "cannot tell what it writes"),
     (("bash", "baton brief"), False, ""),
 ], ids=lambda v: str(v))
@@ -154,8 +156,8 @@ def test_approve_through_the_prompt_signs_an_approval_that_opens_the_step(hook: 
                                                                          payload: Payloads) -> None:
     job.plan(APPROVAL_PLAN)
     answer = hook("UserPromptSubmit", prompt(payload, "/baton:approve design looks right"))
-    assert answer.reason.startswith("approved design: the agent may now work on it")
-    assert answer.answer is not None and answer.answer["hookSpecificOutput"]["suppressOriginalPrompt"] is True
+    assert answer.reason.startswith("baton: approved design: the agent may now work on it")
+    assert answer.stopped
     record = job.ledger()[-1]
     assert (record["step"], record["status"], record["note"], record["by"]) == ("design", "approved",
                                                                                 "looks right", "person")
@@ -166,7 +168,7 @@ def test_approve_through_the_prompt_signs_an_approval_that_opens_the_step(hook: 
     assert not str(key).startswith(str(job.project))
     assert not hook("PreToolUse", write(payload, job.path("docs/design.md"))).denied
     again = hook("UserPromptSubmit", prompt(payload, "/baton:approve design"))
-    assert again.reason.startswith("step design is already approved")
+    assert again.reason.startswith("baton: step design is already approved")
     assert len([r for r in job.ledger() if r["status"] == "approved"]) == 1
 
 
@@ -203,7 +205,7 @@ def test_an_approval_for_another_step_does_not_open_this_one(hook: Hook, job: Jo
 def test_approving_a_step_that_needs_none_records_nothing(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(APPROVAL_PLAN)
     answer = hook("UserPromptSubmit", prompt(payload, "/baton:approve build"))
-    assert answer.reason == "step build does not need an approval; nothing recorded."
+    assert answer.reason == "baton: step build does not need an approval; nothing recorded."
     assert job.ledger() == []
 
 

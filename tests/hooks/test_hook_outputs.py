@@ -25,8 +25,8 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "session_start_resume": ("context", "NEXT: build - Build it"),
     "session_start_clear": ("context", "NEXT: build - Build it"),
     "session_start_compact": ("context", "NEXT: build - Build it"),
-    "user_prompt_submit": (None, ""),
-    "user_prompt_submit_command": ("block", "NEXT: build - Build it"),
+    "user_prompt_submit": ("context", "NEXT: build - Build it"),  # this session's model has not seen the brief
+    "user_prompt_submit_command": ("stop", "NEXT: build - Build it"),
     "pre_tool_use_write": (None, ""),
     "pre_tool_use_write_subagent": (None, ""),
     "pre_tool_use_edit": (None, ""),
@@ -41,8 +41,8 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "post_tool_use_bash": (None, ""),
     "post_tool_use_failure_bash": (None, ""),
     "post_tool_use_failure_bash_subagent": (None, ""),
-    "stop": ("block", "NEXT: build - Build it"),
-    "stop_active": ("block", "NEXT: build - Build it"),
+    "stop": ("context", "NEXT: build - Build it"),
+    "stop_active": ("context", "NEXT: build - Build it"),
     "stop_background": (None, ""),  # an async subagent still runs: the session is not ending
 }
 
@@ -54,7 +54,7 @@ SANDBOXED: Dict[str, Tuple[Optional[str], str]] = {
 
 WITHOUT_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     **{name: (None, "") for name in WITH_PLAN},
-    "user_prompt_submit_command": ("block", "no plan here"),
+    "user_prompt_submit_command": ("stop", "no job in"),
     "pre_tool_use_read": ("deny", "approval key"),
 }
 
@@ -64,8 +64,8 @@ def kind(result: hookkit.Result) -> Optional[str]:
         return None
     if result.denied:
         return "deny"
-    if result.answer.get("decision") == "block":
-        return "block"
+    if result.stopped:
+        return "stop"
     if result.decision in ("allow", "ask"):
         return result.decision
     return "context" if result.context else "other"

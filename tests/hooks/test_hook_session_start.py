@@ -111,6 +111,17 @@ def test_waiting_step_is_news_in_the_brief(hook: Hook, job: JobDir, payload: Pay
     assert "WAITING: design needs a person's approval (they type /baton:approve design)" in context
 
 
+def test_a_reached_limit_is_news_with_what_a_person_does_next(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": ["a", "b"], "limits": {"cost_usd": 0.5}})
+    job.record("a", "done", "ok")
+    assert "LIMIT" not in hook("SessionStart", payload("session_start_startup")).context
+    job.record("b", "session", "", session="s9", ended="budget", cost_usd=0.5)  # as baton run records it
+    context = hook("SessionStart", payload("session_start_startup")).context
+    assert "\nNEXT: b\n" in context
+    assert "\nLIMIT: cost_usd 0.5 of 0.5 reached: only reading is allowed; stop and tell the person. To go on, " \
+           "they raise limits.cost_usd in .baton/plan.json" in context
+
+
 NAME_CHARS = st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp", "Zs"))
 
 

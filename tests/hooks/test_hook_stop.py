@@ -27,7 +27,8 @@ def stop_records(job: JobDir) -> List[Dict[str, Any]]:
 def test_blocks_with_the_next_line_while_work_is_left(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan({"steps": [{"id": "build", "title": "Build it"}, "ship"]})
     result = hook("Stop", stop(payload))
-    assert result.answer == {"decision": "block", "reason": stop_reason("NEXT: build - Build it", "build", 1, 12)}
+    assert result.answer == {"hookSpecificOutput": {
+        "hookEventName": "Stop", "additionalContext": stop_reason("NEXT: build - Build it", "build", 1, 12)}}
     assert "NEXT: build - Build it" in result.reason
     assert 'baton record build done "<note>", run baton brief' in result.reason
     assert "(baton has sent this session back 1 of at most 12 times.)" in result.reason

@@ -24,6 +24,7 @@ KNOWN_EVENTS = set(
     "ElicitationResult ConfigChange WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged "
     "DirectoryAdded MessageDisplay".split())
 GATED_TOOLS = {"Write", "Edit", "NotebookEdit", "Bash", "Skill", "CronCreate", "ScheduleWakeup", "Read"}
+EXTERNAL = "^(WebFetch|mcp__.+)$"
 
 
 def config() -> Dict[str, Any]:
@@ -53,9 +54,17 @@ def test_tool_events_have_explicit_matchers(event: str) -> None:
     for group in config()["hooks"][event]:
         matcher = group.get("matcher")
         assert isinstance(matcher, str) and matcher.strip() not in ("", "*"), group
+        if matcher == EXTERNAL:  # the one regex: anchored, so it matches these tools and no other
+            continue
         names = [m.strip() for m in matcher.split("|")]
         assert all(n.isidentifier() for n in names), f"{matcher!r} would be read as a regex"
         assert set(names) <= GATED_TOOLS
+
+
+def test_the_external_tools_matcher_is_anchored() -> None:
+    pre = [g["matcher"] for g in config()["hooks"]["PreToolUse"]]
+    assert EXTERNAL in pre
+    assert EXTERNAL.startswith("^") and EXTERNAL.endswith("$")
 
 
 def test_session_start_and_stop_have_no_matcher() -> None:
@@ -65,7 +74,10 @@ def test_session_start_and_stop_have_no_matcher() -> None:
 
 @pytest.mark.parametrize("tool,gated", [("Write", True), ("Edit", True), ("NotebookEdit", True), ("Bash", True),
                                         ("Skill", True), ("CronCreate", True), ("ScheduleWakeup", True),
-                                        ("Read", False), ("Agent", False), ("WebFetch", False), ("Glob", False)])
+                                        ("WebFetch", True), ("mcp__github__create_issue", True),
+                                        ("mcp__plugin_x_srv__tool", True), ("Read", False), ("Agent", False),
+                                        ("Glob", False), ("WebSearch", False), ("TodoWrite", False),
+                                        ("NotWebFetch", False), ("xmcp__a__b", False)])
 def test_which_tools_start_the_gate(tool: str, gated: bool) -> None:
     payload = {"tool_name": tool, "tool_input": {"file_path": "/project/README.md"}}
     started = hookkit.commands_for(HOOKS_JSON, "PreToolUse", payload, "/home/u")
@@ -107,7 +119,9 @@ def test_the_gate_fails_closed_with_a_short_timeout() -> None:
     assert all(e["timeout"] <= 10 for e in gate)
     others = [e for ev, _, e in entries() if ev != "PreToolUse"]
     assert all("onFailure" not in e for e in others), "recorders and Stop fail open"
-    assert all(e["timeout"] <= 10 for ev, _, e in entries() if ev != "UserPromptSubmit")
+    assert all(e["timeout"] <= 10 for ev, _, e in entries() if ev not in ("UserPromptSubmit", "PostToolUse"))
+    # PostToolUse runs check_after_write, whose own limit is at most 60 s (store.state.rules)
+    assert all(60 < e["timeout"] <= 90 for ev, _, e in entries() if ev == "PostToolUse")
 
 
 def test_the_manifest_does_not_list_hooks_json_again() -> None:

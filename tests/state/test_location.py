@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Dict
 
 import pytest
 
-from store.state.location import Layout, resolve
+from store.state.location import Layout, job_nearby, resolve
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox
@@ -109,3 +109,84 @@ def test_cli_init_without_any_state_creates_dot_baton_here(baton: Baton, tree: P
     assert (tree / "bare" / ".baton" / "plan.json").exists()
     assert not (tree / "top" / "mid" / ".baton" / "plan.json").exists()
 
+
+
+# ---------------------------------------------------------------- the search's bounds
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    """outer/.baton/plan.json (someone's job), outer/repo/.git (a git project), outer/repo/sub/deep,
+    outer/plain/deeper (no git)."""
+    (tmp_path / "outer" / ".baton").mkdir(parents=True)
+    (tmp_path / "outer" / ".baton" / "plan.json").write_text(json.dumps({"steps": ["theirs"]}))
+    (tmp_path / "outer" / "repo" / ".git").mkdir(parents=True)
+    (tmp_path / "outer" / "repo" / "sub" / "deep").mkdir(parents=True)
+    (tmp_path / "outer" / "plain" / "deeper").mkdir(parents=True)
+    return tmp_path / "outer"
+
+
+def test_a_git_project_is_never_captured_by_a_job_above_it(nested: Path) -> None:
+    layout = resolve({}, nested / "repo" / "sub" / "deep")
+    assert layout == Layout(nested / "repo" / ".baton", nested / "repo")
+    assert job_nearby(layout, {}) == nested / ".baton"
+
+
+def test_a_job_inside_the_git_project_is_found_from_below(nested: Path) -> None:
+    (nested / "repo" / "sub" / ".baton").mkdir()
+    assert resolve({}, nested / "repo" / "sub" / "deep") == Layout(nested / "repo" / "sub" / ".baton",
+                                                                   nested / "repo" / "sub")
+
+
+def test_a_git_worktree_or_submodule_marker_file_counts_as_a_top_level(nested: Path) -> None:
+    (nested / "plain" / ".git").write_text("gitdir: /elsewhere\n")
+    assert resolve({}, nested / "plain" / "deeper").root == nested / "plain" / ".baton"
+
+
+def test_without_git_the_search_climbs_as_before(nested: Path) -> None:
+    assert resolve({}, nested / "plain" / "deeper") == Layout(nested / ".baton", nested)
+
+
+def test_the_hooks_project_dir_is_searched_the_same_way(nested: Path) -> None:
+    env = {"CLAUDE_PROJECT_DIR": str(nested / "repo" / "sub")}
+    assert resolve(env, nested / "plain") == Layout(nested / "repo" / ".baton", nested / "repo")
+
+
+def test_the_search_never_reaches_the_home_folder_from_below(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".baton").mkdir(parents=True)
+    (home / "notes" / "today").mkdir(parents=True)
+    env = {"HOME": str(home)}
+    assert resolve(env, home / "notes" / "today") == Layout(home / "notes" / "today" / ".baton",
+                                                            home / "notes" / "today")
+    assert resolve(env, home) == Layout(home / ".baton", home)  # in the home folder itself it is that job
+
+
+def test_the_search_never_enters_a_shared_folder(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / ".baton").mkdir(parents=True)
+    (shared / "mine").mkdir()
+    shared.chmod(0o1777)
+    assert resolve({}, shared / "mine") == Layout(shared / "mine" / ".baton", shared / "mine")
+    assert resolve({}, shared) == Layout(shared / ".baton", shared)
+
+
+def test_cli_init_in_a_new_git_project_under_another_job_makes_its_own(baton: Baton, nested: Path) -> None:
+    theirs = (nested / ".baton" / "plan.json").read_bytes()
+    run = baton("init", "a", "b", cwd=nested / "repo" / "sub")
+    assert run.code == 0, run.err
+    assert run.out.splitlines() == [
+        f"created {nested / 'repo' / '.baton' / 'plan.json'} with 2 steps; run `baton brief`",
+        f"note: {nested / '.baton'} is another job's, outside this project ({nested / 'repo'}); it is not used here"]
+    forced = baton("init", "--force", "x", cwd=nested / "repo")
+    assert forced.code == 0, forced.err
+    assert (nested / ".baton" / "plan.json").read_bytes() == theirs
+    assert json.loads((nested / "repo" / ".baton" / "plan.json").read_text()) == {"steps": ["x"]}
+
+
+def test_cli_without_a_job_names_the_one_it_does_not_use(baton: Baton, nested: Path) -> None:
+    run = baton("brief", cwd=nested / "repo")
+    assert run.code == 2 and run.out == ""
+    assert run.err == (f"baton: {nested / 'repo' / '.baton' / 'plan.json'}: no plan here; {nested / '.baton'} is "
+                       "another job's, outside this project; create one with `baton init STEP...` or "
+                       "`baton init --plan FILE`\n")

@@ -155,7 +155,7 @@ BAD_PLANS: List[Tuple[str, str, Optional[str], str]] = [
     ("nesting too deep", '{"steps": ' + "[" * 100000 + "]" * 100000 + "}", None, "invalid JSON"),
     ("protect not a list", _job(protect=".env"), None, "field 'protect'"),
     ("rules not a list", _job(rules={"deny_bash": "x"}), None, "field 'rules'"),
-    ("rule without a pattern", _job(rules=[{"reason": "r"}]), "rule 1", "field 'deny_bash'"),
+    ("rule without a kind", _job(rules=[{"reason": "r"}]), "rule 1", "needs one of the fields deny_bash"),
     ("rule with an unknown field", _job(rules=[{"deny_bash": "x", "allow": "y"}]), "rule 1", "field 'allow'"),
     ("rule reason not a string", _job(rules=[{"deny_bash": "x", "reason": 1}]), "rule 1", "'reason'"),
     ("sandbox not an object", _job(sandbox=True), None, "field 'sandbox'"),

@@ -166,3 +166,17 @@ def test_empty_or_missing_ledger_gives_an_empty_snapshot(tmp_path: Path) -> None
     loaded = snapshot.load(tmp_path / "state.json", tmp_path / "steps.jsonl")
     assert loaded.snapshot == Snapshot() and loaded.torn == 0
     assert loaded.snapshot.hash == GENESIS
+
+
+def test_session_records_add_their_cost_and_leave_steps_and_last_alone(chain_lines: ChainLines) -> None:
+    sessions = [dict(_rec("a", "session", session="s3"), ended="completed", cost_usd=0.25),
+                dict(_rec("a", "session", session="s4"), ended="api_error", cost_usd=0.5),
+                dict(_rec("a", "session", session="s4"), ended="crashed"),  # no cost reported
+                dict(_rec("a", "session"), cost_usd="1.0"), dict(_rec("a", "session"), cost_usd=True),
+                dict(_rec("a", "session"), cost_usd=-2.0), dict(_rec("a", "stop"), cost_usd=9.0)]
+    snap = _folded(chain_lines(STORY + sessions))
+    assert snap.session_cost_usd == 0.75
+    assert {k: v["status"] for k, v in snap.steps.items()} == {"a": "done", "b": "failed"}
+    assert snap.last is not None and snap.last["status"] == "approved" and snap.progress_seq == 4
+    assert snap.sessions["s4"]["records"] == 2
+    assert Snapshot.from_bytes(snap.to_bytes()) == snap

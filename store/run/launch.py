@@ -1,0 +1,107 @@
+"""The command line and environment of each Claude Code session that ``baton run`` starts.
+
+``claude -p PROMPT --output-format stream-json --verbose``, allow rules for baton's own commands (so
+the model can record progress when no one is there to answer a permission prompt), the plugin
+directory when one is given, ``--max-turns`` and ``--max-budget-usd`` from what is left of the job's
+limits (or the person's own, smaller values after ``--``), ``--resume`` when resuming, then the
+person's arguments. ``OTEL_RESOURCE_ATTRIBUTES`` gets ``baton.job=<job id>`` appended.
+"""
+
+from __future__ import annotations
+
+import math
+
+from store.base.errors import BatonError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+PROMPT = ("Go on with this job. baton's brief, in your context, says what is NEXT: do that step, record it "
+          "with baton record, and keep going until NEXT says all steps are complete or a line says WAITING.")
+BATON_RULES = ("Bash(baton brief)", "Bash(baton status)", "Bash(baton status --json)", "Bash(baton log)",
+               "Bash(baton log *)", "Bash(baton verify)", "Bash(baton record *)")
+OWN_FLAGS = ("-p", "--print", "--output-format", "--input-format", "-r", "--resume", "-c", "--continue",
+             "--session-id", "--fork-session")
+CAPS = {"--max-turns": "turns", "--max-budget-usd": "cost_usd"}
+
+
+class Caps:
+    """Per-session caps: the tighter of what is left of the job's limits and the person's own."""
+
+    __slots__ = ("turns", "cost_usd")
+
+    def __init__(self, turns: Optional[int] = None, cost_usd: Optional[float] = None) -> None:
+        self.turns, self.cost_usd = turns, cost_usd
+
+    def tighter(self, other: Caps) -> Caps:
+        def low(a: Optional[float], b: Optional[float]) -> Optional[float]:
+            return b if a is None else a if b is None else min(a, b)
+
+        turns = low(self.turns, other.turns)
+        return Caps(None if turns is None else int(turns), low(self.cost_usd, other.cost_usd))
+
+    def flags(self) -> List[str]:
+        out = ["--max-turns", str(self.turns)] if self.turns is not None else []
+        if self.cost_usd is not None:
+            out += ["--max-budget-usd", format(self.cost_usd, ".10g")]
+        return out
+
+
+def split_user_args(args: Sequence[str]) -> Tuple[List[str], Caps]:
+    """The person's arguments for Claude Code without ``--max-turns``/``--max-budget-usd`` (returned
+    as caps); flags that would fight the supervisor are refused."""
+    rest: List[str] = []
+    values: Dict[str, float] = {}
+    items = list(args)
+    while items:
+        word = items.pop(0)
+        name, eq, value = word.partition("=")
+        if name in OWN_FLAGS:
+            raise BatonError(f"baton run sets {name} itself; remove it from the arguments after --")
+        if name in CAPS:
+            if not eq:
+                if not items:
+                    raise BatonError(f"{name} needs a value")
+                value = items.pop(0)
+            try:
+                number = float(value)
+            except ValueError:
+                raise BatonError(f"{name} {value!r}: expected a number") from None
+            if not math.isfinite(number) or number <= 0:
+                raise BatonError(f"{name} {value!r}: expected a number above 0")
+            values[CAPS[name]] = number
+            continue
+        rest.append(word)
+    turns = values.get("turns")
+    return rest, Caps(None if turns is None else int(turns), values.get("cost_usd"))
+
+
+def job_caps(limits: Mapping[str, float], turns_used: float, cost_used: float) -> Caps:
+    """What is left of the job's ``turns`` and ``cost_usd`` limits (None: no such limit)."""
+    turns = limits.get("turns")
+    cost = limits.get("cost_usd")
+    return Caps(None if not turns else max(int(turns - turns_used), 0),
+                None if not cost else max(cost - cost_used, 0.0))
+
+
+def argv(claude: str, caps: Caps, user_args: Sequence[str], plugin_dir: str = "", resume: str = "",
+         prompt: str = PROMPT) -> List[str]:
+    command = [claude, "-p", prompt, "--output-format", "stream-json", "--verbose", "--allowedTools", *BATON_RULES]
+    if plugin_dir:
+        command += ["--plugin-dir", plugin_dir]
+    command += caps.flags()
+    if resume:
+        command += ["--resume", resume]
+    return command + list(user_args)
+
+
+def environment(env: Mapping[str, str], job_id: str) -> Dict[str, str]:
+    """``env`` with the job id appended to ``OTEL_RESOURCE_ATTRIBUTES`` (values are percent-encoded)."""
+    from urllib.parse import quote
+
+    out = dict(env)
+    mine = f"baton.job={quote(job_id, safe='')}"
+    before = out.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().rstrip(",")
+    out["OTEL_RESOURCE_ATTRIBUTES"] = f"{before},{mine}" if before else mine
+    return out

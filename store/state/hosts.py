@@ -1,0 +1,85 @@
+"""Where data may go while ``allow_hosts`` rules are active: host and MCP server matching.
+
+A destination must be allowed by every ``allow_hosts`` rule. Host names are compared lower case,
+without a trailing dot or IPv6 brackets, IDNA-encoded; ``*.example.com`` matches any subdomain
+but not ``example.com`` itself. MCP servers are compared as Claude Code names them in tool
+names (``mcp__<server>__<tool>``). A network proxy or a sandbox can use :func:`host_policy`
+directly: ``.hosts`` for its allowlist, ``.refusing(host)`` for one connection.
+"""
+
+from __future__ import annotations
+
+import re
+
+from store.base.values import Frozen
+from store.state.rules import of_kind
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Optional, Sequence, Tuple
+
+    from store.state.rules import Rule
+
+
+class HostPolicy(Frozen):
+    """Where data may go while ``allow_hosts`` rules are active: a destination must be allowed by
+    every such rule. ``hosts`` are the rules' patterns (for a proxy's allowlist)."""
+
+    __slots__ = ("rules",)
+
+    def __init__(self, rules: Tuple[Rule, ...]) -> None:
+        self.rules = rules
+
+    @property
+    def hosts(self) -> Tuple[str, ...]:
+        return tuple(dict.fromkeys(h for rule in self.rules for h in rule.value))
+
+    def refusing(self, host: str) -> Optional[Rule]:
+        """The first rule that does not allow ``host`` (a name or an address), or None."""
+        host = normal_host(host)
+        for rule in self.rules:
+            if not any(host_matches(host, pattern) for pattern in rule.value):
+                return rule
+        return None
+
+    def refusing_mcp(self, server: str) -> Optional[Rule]:
+        """The first rule whose ``allow_mcp`` does not name the MCP ``server``, or None."""
+        from fnmatch import fnmatchcase
+
+        for rule in self.rules:
+            names = rule.options.get("allow_mcp", ())
+            if not any(fnmatchcase(mcp_name(server), mcp_name(n)) for n in names):
+                return rule
+        return None
+
+
+def host_policy(rules: Sequence[Rule]) -> Optional[HostPolicy]:
+    """The destination allowlist, or None when no allow_hosts rule is active."""
+    found = of_kind(rules, "allow_hosts")
+    return HostPolicy(found) if found else None
+
+
+def normal_host(host: str) -> str:
+    """Lower case, no trailing dot, no IPv6 brackets, IDNA-encoded (``bücher.de`` -> ``xn--bcher-kva.de``)."""
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if not host.isascii():
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            return host
+    return host
+
+
+def host_matches(host: str, pattern: str) -> bool:
+    """``pattern`` is a host name or address, ``*.example.com`` (any subdomain, not the domain itself)
+    or another glob; compared on :func:`normal_host` forms."""
+    from fnmatch import fnmatchcase  # on first use: most plans have no host rules
+
+    return fnmatchcase(host, normal_host(pattern))
+
+
+def mcp_name(name: str) -> str:
+    """An MCP server name as Claude Code puts it in tool names (``mcp__<server>__<tool>``)."""
+    return re.sub(r"[^A-Za-z0-9_*?]", "_", name)

@@ -1,0 +1,77 @@
+"""What an approval covers: the approved step's definition and the job's rules, and whether the
+plan, edited since, lets the step do more than the person approved.
+
+An approval record keeps :func:`scope_of` (with its digest). While the digest matches, the
+approval holds; when it does not, :func:`widened` compares field by field, and any way in which
+the step may now do more (another tool, a wider ``writes`` or ``bash`` list, a changed phase or
+``validate``, a job rule, ``protect`` glob or ``effects`` pattern removed) makes the approval stop
+counting, with the reasons. A narrower plan keeps it. Approvals without a scope (older records)
+keep counting as before.
+"""
+
+from __future__ import annotations
+
+import json
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Mapping, Optional, Sequence
+
+    from store.state.plan import Plan, Step
+
+LISTS = ("tools", "writes", "bash")
+
+
+def _sorted(values: Optional[Sequence[str]]) -> Optional[List[str]]:
+    return None if values is None else sorted(set(values))
+
+
+def scope_of(plan: Plan, step: Step) -> Dict[str, Any]:
+    """The step's definition and the job's rules as approved, with their digest."""
+    body: Dict[str, Any] = {
+        "step": {"phase": step.phase, "tools": _sorted(step.tools), "writes": _sorted(step.writes),
+                 "bash": _sorted(step.bash), "approval": step.needs_approval, "validate": step.validate},
+        "job": {"rules": sorted({r.deny_bash for r in plan.rules}), "protect": sorted(set(plan.protect)),
+                "effects": sorted(set(plan.effects))},
+    }
+    return {"digest": digest(body), **body}
+
+
+def digest(body: Mapping[str, Any]) -> str:
+    from hashlib import sha256
+
+    payload = {k: body.get(k) for k in ("step", "job")}
+    return sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode("utf-8")).hexdigest()[:32]
+
+
+def _wider_list(name: str, was: Any, now: Any) -> List[str]:
+    if was is None:
+        return []  # it was not restricted: nothing can be wider
+    if now is None:
+        return [f"{name} is no longer restricted"]
+    added = sorted(set(now) - set(was))
+    return [f"{name} now include {', '.join(added[:3])}"] if added else []
+
+
+def widened(approved: Mapping[str, Any], now: Mapping[str, Any]) -> List[str]:
+    """Why the step may now do more than ``approved`` allowed (empty: the approval holds)."""
+    if not isinstance(approved, dict) or not approved.get("digest") or approved.get("digest") == now.get("digest"):
+        return []
+    was_step, now_step = approved.get("step") or {}, now.get("step") or {}
+    reasons: List[str] = []
+    for name in LISTS:
+        reasons += _wider_list(name, was_step.get(name), now_step.get(name))
+    if was_step.get("phase") != now_step.get("phase"):
+        reasons.append(f"its phase changed from {was_step.get('phase')} to {now_step.get('phase')}")
+    if was_step.get("approval") and not now_step.get("approval"):
+        reasons.append("it no longer needs an approval")
+    if was_step.get("validate") and was_step.get("validate") != now_step.get("validate"):
+        reasons.append("its validate command was removed" if not now_step.get("validate")
+                       else "its validate command changed")
+    was_job, now_job = approved.get("job") or {}, now.get("job") or {}
+    for name, what in (("rules", "job rule"), ("protect", "protect glob"), ("effects", "effects pattern")):
+        removed = sorted(set(was_job.get(name) or ()) - set(now_job.get(name) or ()))
+        if removed:
+            reasons.append(f"the {what} {removed[0]!r} was removed" + (f" (and {len(removed) - 1} more)"
+                                                                       if len(removed) > 1 else ""))
+    return reasons

@@ -1,6 +1,8 @@
 """How a Bash call goes on while a job is active: refused, or handed back to run in baton's sandbox.
 
-Order: the static gate (:func:`store.gate.bash.decide_bash`: baton's files, the job's rules,
+The sandbox honours the plan's rules: the files ``deny_content`` covers are read-only in it like
+``protect`` paths, and ``allow_hosts`` turns its network into the proxy's allowlist
+(:func:`network_for`). Order: the static gate (:func:`store.gate.bash.decide_bash`: baton's files, the job's rules,
 waiting, limits, known writes outside the step); the person's own Claude Code rules on the
 original command (:mod:`store.gate.permissions`); the count of operations that leave the machine
 (``limits.external_ops``); then ``allow`` or ``ask`` with ``updatedInput``,
@@ -19,6 +21,8 @@ from store.gate import baton_calls, claude_settings, permissions, probe, rewrite
 from store.gate.bash import decide_bash
 from store.gate.call import Call, Rules, refuse
 from store.state import approvals
+from store.state.hosts import host_policy
+from store.state.rules import read_only_globs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,14 +83,33 @@ def step_writes(plan: Plan, step: Optional[Step], rules: Rules, read_only: bool)
     return (*writes, *extra, *caches)
 
 
+def never_writable(plan: Plan) -> Tuple[str, ...]:
+    """What no sandboxed command may write beyond baton's own files: the plan's ``protect`` globs and
+    the files a ``deny_content`` rule covers (Bash cannot show what it would write into them)."""
+    return tuple(dict.fromkeys((*plan.protect, *read_only_globs(plan.rules))))
+
+
+def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> sandbox.Network:
+    """``host``, ``none``, or the allowlist: groups of host patterns, a host allowed when every group
+    has a pattern for it (the step's ``sandbox.network.allow_hosts``, then each ``allow_hosts`` rule)."""
+    if read_only:
+        return "none"  # only reading: nothing leaves the machine either
+    wanted = settings.network_mode
+    hosts = host_policy(plan.rules)
+    if hosts is None or wanted == "none":
+        return (tuple(wanted),) if isinstance(wanted, tuple) else wanted
+    groups = [] if wanted == "host" else [tuple(wanted)]
+    return tuple([*groups, *(tuple(rule.value) for rule in hosts.rules)])
+
+
 def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.Policy:
     step = job.next
     settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
     writes = step_writes(job.plan, step, rules, read_only)
     git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
-    network = "none" if read_only else settings.network_mode  # only reading: nothing leaves the machine either
     return sandbox.Policy(call.project, str(job.layout.root), approvals.key_dir(call.env), call.home, writes,
-                          job.plan.protect, git, network, settings.caches, disable_userns=settings.disable_userns)
+                          never_writable(job.plan), git, network_for(job.plan, settings, read_only), settings.caches,
+                          disable_userns=settings.disable_userns)
 
 
 def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
@@ -181,7 +204,7 @@ def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
     name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netproxy.py")
     return (sys.executable or "/usr/bin/python3", "-I", "-S", here, os.path.join(policy.tmp, name), f"/tmp/{name}",
-            bwrap, *policy.network, "--")
+            bwrap, *(",".join(group) for group in policy.network), "--")
 
 
 def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:
@@ -198,5 +221,5 @@ def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[T
     settings = job.plan.sandbox.for_step(step.sandbox)
     home = env.get("HOME") or os.path.expanduser("~")
     return mode.bwrap, sandbox.Policy(project, str(job.layout.root), approvals.key_dir(env), home, writes,
-                                      job.plan.protect, "ro", settings.network_mode, settings.caches,
-                                      disable_userns=settings.disable_userns)
+                                      never_writable(job.plan), "ro", network_for(job.plan, settings, False),
+                                      settings.caches, disable_userns=settings.disable_userns)

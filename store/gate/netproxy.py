@@ -1,13 +1,16 @@
 """A sandboxed command's network, limited to allowed hosts: an HTTP proxy outside, no network inside.
 
 Run as a program (by the rewritten command, only for a step whose network is an allowlist) as
-``python3 -I -S netproxy.py SOCKET INSIDE_SOCKET BWRAP HOST... -- BWRAP_ARGS...``: it listens on the
+``python3 -I -S netproxy.py SOCKET INSIDE_SOCKET BWRAP GROUP... -- BWRAP_ARGS...``: it listens on the
 unix socket ``SOCKET`` (in the job's private /tmp, where the sandbox sees it as ``INSIDE_SOCKET``),
 starts bwrap (whose arguments give the command no network of its own, ``--unshare-net``) with
 ``HTTP_PROXY``/``HTTPS_PROXY`` pointing at a forwarder the inner shell starts on 127.0.0.1:3128, and
-relays CONNECT tunnels and plain HTTP requests only to the allowed hosts (``pypi.org``, or
-``*.github.com`` for its subdomains). Anything that ignores the proxy variables has no network at
-all. It lives exactly as long as the command; it is the one case where a second interpreter starts.
+relays CONNECT tunnels and plain HTTP requests only to the allowed hosts. Each GROUP is a
+comma-separated list of host patterns (the step's ``sandbox.network.allow_hosts``, or one
+``allow_hosts`` rule); a host must match a pattern of every group, compared as the rules compare
+hosts (``store.state.hosts``: ``pypi.org``, ``*.github.com`` for its subdomains, addresses).
+Anything that ignores the proxy variables has no network at all. It lives exactly as long as the
+command; it is the one case where a second interpreter starts.
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ import socketserver
 import subprocess
 import sys
 import threading
+
+if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.path): store/ is three folders up
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from store.state.hosts import host_matches, normal_host  # noqa: E402 - after the path above
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -46,9 +54,10 @@ FORWARDER = (  # runs inside the sandbox: 127.0.0.1:3128 -> the proxy's unix soc
     "    for a, b in ((c, u), (u, c)): threading.Thread(target=pipe, args=(a, b), daemon=True).start()\n")
 
 
-def allowed(host: str, hosts: Sequence[str]) -> bool:
-    host = host.lower().rstrip(".").strip("[]")
-    return any(host == h or (h.startswith("*.") and host.endswith(h[1:])) for h in hosts)
+def allowed(host: str, groups: Sequence[str]) -> bool:
+    """``host`` matches a pattern of every group (each group: patterns joined by commas)."""
+    host = normal_host(host)
+    return bool(groups) and all(any(host_matches(host, p) for p in group.split(",") if p) for group in groups)
 
 
 def target_of(head: bytes) -> Optional[Tuple[str, str, int, bytes]]:
@@ -85,7 +94,7 @@ def _relay(a: socket.socket, b: socket.socket) -> None:
         b.close()
 
 
-def handler(hosts: Sequence[str]) -> type:
+def handler(groups: Sequence[str]) -> type:
     class Proxy(socketserver.BaseRequestHandler):
         def handle(self) -> None:
             client: socket.socket = self.request
@@ -96,9 +105,10 @@ def handler(hosts: Sequence[str]) -> type:
                     return
                 head += chunk
             found = target_of(head)
-            if found is None or not allowed(found[1], hosts):
+            if found is None or not allowed(found[1], groups):
                 host = found[1] if found else "?"
-                body = f"baton: {host} is not one of this step's allowed hosts\n".encode()
+                body = (f"baton: {host} is not an allowed host (the job's allow_hosts rules, the step's sandbox "
+                        "network)\n").encode()
                 client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
                                % (len(body), body))
                 return
@@ -120,11 +130,11 @@ def handler(hosts: Sequence[str]) -> type:
     return Proxy
 
 
-def serve(path: str, hosts: Sequence[str]) -> socketserver.ThreadingUnixStreamServer:
+def serve(path: str, groups: Sequence[str]) -> socketserver.ThreadingUnixStreamServer:
     if os.path.exists(path):
         os.unlink(path)
     os.chdir(os.path.dirname(path))  # bound by its short name: a socket's path may not pass ~100 bytes
-    server = socketserver.ThreadingUnixStreamServer(os.path.basename(path), handler(hosts))
+    server = socketserver.ThreadingUnixStreamServer(os.path.basename(path), handler(groups))
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
@@ -142,10 +152,10 @@ def bwrap_argv(bwrap: str, inside_socket: str, rest: List[str]) -> List[str]:
 
 
 def main(argv: List[str]) -> int:
-    """``SOCKET INSIDE_SOCKET BWRAP HOST... -- REST...``: bwrap run with the proxy alive; its exit status."""
+    """``SOCKET INSIDE_SOCKET BWRAP GROUP... -- REST...``: bwrap run with the proxy alive; its exit status."""
     split = argv.index("--")
-    sock, inside, bwrap, hosts, rest = argv[0], argv[1], argv[2], argv[3:split], argv[split + 1:]
-    server = serve(sock, hosts)
+    sock, inside, bwrap, groups, rest = argv[0], argv[1], argv[2], argv[3:split], argv[split + 1:]
+    server = serve(sock, groups)
     try:
         keep = tuple(fd for fd in (4, 7) if _open(fd))  # the report pipe and bwrap's arguments
         proc = subprocess.Popen(bwrap_argv(bwrap, inside, rest), pass_fds=keep)

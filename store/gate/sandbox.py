@@ -17,10 +17,12 @@ from store.gate.writable import never_globs, plan_never, plan_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, List, Optional, Tuple, Union
 
     from store.gate.mounts import Walk
     from store.gate.writable import NeverPlan
+
+    Network = Union[str, Tuple[Tuple[str, ...], ...]]  # "host", "none", or groups of allowed host patterns
 
 NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
               "--unshare-cgroup-try", "--unshare-user", "--cap-drop", "ALL")
@@ -38,13 +40,14 @@ PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file
 
 
 class Policy:
-    """What one sandboxed command may do. Paths are absolute; ``writes`` ``None`` is the whole project."""
+    """What one sandboxed command may do. Paths are absolute; ``writes`` ``None`` is the whole project;
+    ``protect`` the never-writable globs; ``network`` a :data:`Network`."""
 
     __slots__ = ("project", "state_dir", "key_dir", "home", "writes", "protect", "git", "network", "caches",
                  "job_dir", "extra_ro", "disable_userns")
 
     def __init__(self, project: str, state_dir: str, key_dir: str, home: str, writes: Optional[Tuple[str, ...]],
-                 protect: Tuple[str, ...] = (), git: str = "rw", network: Any = "host", caches: str = "shared",
+                 protect: Tuple[str, ...] = (), git: str = "rw", network: Network = "host", caches: str = "shared",
                  job_dir: str = "", extra_ro: Tuple[str, ...] = (), disable_userns: bool = False) -> None:
         self.project, self.state_dir = os.path.realpath(project), os.path.realpath(state_dir)
         self.key_dir, self.home = os.path.realpath(key_dir), os.path.realpath(home)

@@ -116,9 +116,11 @@ def runs_code(call: Call, real: str) -> bool:
 
 
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
-    """(code, why) when ``real`` is a file with other hard links, one of them baton's own file or
-    the key (then writing it writes them), or any while the plan protects paths (which cannot all be
-    listed). A new hard link is caught where it is made: ``ln`` counts its source as written."""
+    """(code, why) when writing ``real`` would also write a file by another name: a file with other
+    hard links, one of them baton's own file or the key (found by looking there), or any while a
+    job is active, since its other names may lie outside the step's writes, under ``protect`` or
+    among the files that run code later, and cannot be listed. A new hard link is caught where it
+    is made: ``ln`` counts its source as written."""
     try:
         info = os.stat(real)
     except OSError:
@@ -138,9 +140,9 @@ def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str
                 continue
             if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
                 return code, f"it is a hard link to {name} in {folder}, {what}"
-    if plan and plan.protect:
-        return "protect", ("it has other hard links, and with `protect` globs in the plan baton cannot tell that "
-                           "none of them is protected")
+    if plan is not None:
+        return "hard-link", (f"it has {info.st_nlink} hard links, and while a job is active baton cannot tell that "
+                             "none of the other names is outside the step's writes or protected")
     return None
 
 

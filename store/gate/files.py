@@ -3,11 +3,11 @@
 Never inside ``.baton/``, the approval key's folder or the plan's ``protect`` globs, nor content a
 ``deny_content`` rule forbids; nothing while only reading is allowed; otherwise only tools the
 step allows, inside the step's ``writes``.
-Paths are resolved through symlinks before any comparison (see ``store.base.paths``). While a job
-is active, a file with another hard link is refused (the other name may be the ledger or the key),
-and so is every write while a sandboxed Bash command still runs in the background: these tools
-run outside the sandbox, and such a command could swap a folder on the path for a symlink between
-this check and the write.
+Paths are resolved through symlinks before any comparison (see ``store.base.paths``). A file with
+another hard link is refused when that name is baton's own file or the key, and any such file
+while a job is active (the other name may lie outside the step's writes), and so is every write
+while a sandboxed Bash command still runs in the background: these tools run outside the sandbox,
+and such a command could swap a folder on the path for a symlink between this check and the write.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from __future__ import annotations
 import os
 
 from store.base import paths as scope
-from store.gate.call import WRITE_TOOLS, Call, Rules, protected, refuse, tools_check
-from store.state import approvals
+from store.gate.call import WRITE_TOOLS, Call, Rules, hard_link, protected, refuse, tools_check
 from store.state.rules import of_kind
 
 TYPE_CHECKING = False
@@ -62,31 +61,12 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
 
 
 def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
-    """A hard link to a protected file would let this tool write it under another name."""
-    key = os.path.join(call.key_dirs[1], approvals.KEY_NAME)
-    if plan is None and not os.path.exists(key):
+    """A hard link would let this tool write another file under this name (:func:`store.gate.call.hard_link`)."""
+    found = hard_link(call, scope.resolve(raw, call.cwd, call.home), plan)
+    if found is None:
         return None
-    real = scope.resolve(raw, call.cwd, call.home)
-    try:
-        st = os.stat(real)
-    except OSError:
-        return None  # a new file has no other name
-    if st.st_nlink <= 1 or os.path.isdir(real):
-        return None
-    for folder in (call.state_dirs[1], call.key_dirs[1]):
-        try:
-            names = [os.path.join(folder, n) for n in os.listdir(folder)]
-        except OSError:
-            continue
-        for name in names:
-            try:
-                if os.path.samefile(name, real):
-                    return refuse("hard-link", f"baton denied writing {raw}: it is a hard link to {name}, which no "
-                                               "tool may write. Remove the link (`rm` it) and write a new file.")
-            except OSError:
-                continue
-    return refuse("hard-link", f"baton denied writing {raw}: it has {st.st_nlink} hard links, and baton cannot tell "
-                               "whether one is a protected file. Copy it to a new file (cp) and write that instead.")
+    return refuse(found[0], f"baton denied writing {raw}: {found[1]}. Remove this name (`rm` it; the other names keep "
+                            "the content) and write a new file.")
 
 
 def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:

@@ -167,17 +167,69 @@ def test_write_waits_for_a_sandboxed_command_running_in_the_background(backgroun
     assert not hook("PreToolUse", bash(payload, "ls")).denied, "Bash still runs (sandboxed)"
 
 
-def test_write_refuses_a_hard_link_to_the_ledger_and_any_linked_file(hook: Hook, job: JobDir,
-                                                                      payload: Payloads) -> None:
-    job.plan(PLAN).record("build", "running", "x")
+def as_claude_code_would(result: hookkit.Result, tool_input: Dict[str, Any]) -> None:
+    """Write or Edit the file after PreToolUse's answer, as Claude Code would: nothing on deny."""
+    if result.denied:
+        return
+    path = tool_input["file_path"]
+    if "content" in tool_input:
+        with open(path, "w") as handle:  # Claude Code opens the path it was given; a hard link's other names change
+            handle.write(tool_input["content"])
+        return
+    with open(path) as handle:
+        text = handle.read()
+    with open(path, "w") as handle:
+        handle.write(text.replace(tool_input["old_string"], tool_input["new_string"], 1))
+
+
+HARD_LINK_CASES = {  # the other name of src/notes.txt, the step may write only src/**
+    "outside the writes": ("README.md", "hard-link", "it has 2 hard links"),
+    "a protected file": ("secrets/token", "hard-link", "it has 2 hard links"),
+    "the ledger": (".baton/steps.jsonl", "own-files", "it is a hard link to steps.jsonl in "),
+}
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+@pytest.mark.parametrize("case", sorted(HARD_LINK_CASES))
+def test_write_and_edit_through_a_hard_link_change_nothing_else(case: str, tool: str, hook: Hook, job: JobDir,
+                                                                 payload: Payloads) -> None:
+    """Tested by doing: the call is asked, then done as Claude Code would do it after the answer."""
+    job.plan({**PLAN, "protect": ["secrets/**"]}).record("build", "running", "x")
     (job.project / "src").mkdir()
-    os.link(job.layout.ledger, job.project / "src" / "notes.txt")
-    result = hook("PreToolUse", write(payload, job.path("src/notes.txt")))
-    assert result.denied and f"it is a hard link to {job.layout.ledger}" in result.reason
-    (job.project / "src" / "one").write_text("x")
-    os.link(job.project / "src" / "one", job.project / "src" / "two")
-    result = hook("PreToolUse", write(payload, job.path("src/two")))
-    assert result.denied and "it has 2 hard links" in result.reason and result.reason.endswith("[baton:hard-link]")
+    (job.project / "secrets").mkdir()
+    (job.project / "README.md").write_text("hello world\n")
+    (job.project / "secrets" / "token").write_text("hello world\n")
+    other, code, phrase = HARD_LINK_CASES[case]
+    if other == ".baton/steps.jsonl":
+        job.layout.ledger.write_bytes(job.layout.ledger.read_bytes() + b'{"hello world": 1}\n')
+    os.link(job.project / other, job.project / "src" / "notes.txt")
+    before = (job.project / other).read_bytes()
+    tool_input = ({"file_path": job.path("src/notes.txt"), "content": "pwned\n"} if tool == "Write" else
+                  {"file_path": job.path("src/notes.txt"), "old_string": "world", "new_string": "pwned"})
+    name = "pre_tool_use_write" if tool == "Write" else "pre_tool_use_edit"
+    result = hook("PreToolUse", payload(name, tool_input=tool_input))
+    as_claude_code_would(result, tool_input)
+    assert (job.project / other).read_bytes() == before, result.reason
+    assert result.denied and phrase in result.reason and result.reason.endswith(f"[baton:{code}]"), result.reason
+    assert "Remove this name" in result.reason
+
+
+def test_a_file_with_one_name_is_written_and_no_job_means_no_guess(hook: Hook, job: JobDir,
+                                                                     payload: Payloads) -> None:
+    """The same calls do write when no other name is involved, and without a job only baton's own
+    files count as other names."""
+    (job.project / "src").mkdir()
+    (job.project / "README.md").write_text("hello\n")
+    os.link(job.project / "README.md", job.project / "src" / "linked.txt")
+    tool_input = {"file_path": job.path("src/linked.txt"), "content": "changed\n"}
+    result = hook("PreToolUse", payload("pre_tool_use_write", tool_input=tool_input))
+    assert not result.denied, result.reason  # no job: nothing restricts where it writes
+    job.plan(PLAN)
+    (job.project / "src" / "single.txt").write_text("one name\n")
+    tool_input = {"file_path": job.path("src/single.txt"), "content": "written\n"}
+    result = hook("PreToolUse", payload("pre_tool_use_write", tool_input=tool_input))
+    as_claude_code_would(result, tool_input)
+    assert (job.project / "src" / "single.txt").read_text() == "written\n", result.reason
 
 
 @pytest.mark.parametrize("target", [".claude/settings.json", ".mcp.json", ".git/hooks/pre-commit", ".envrc",

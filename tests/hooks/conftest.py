@@ -126,7 +126,7 @@ def make_subprocess_runner(root: Path, job: JobDir, shim: str) -> Hook:
             assert raw.code == 0, raw
             if not stderr_ok:
                 assert raw.err == "", raw.err
-            results.append(hookkit.Result(raw.code, raw.out, raw.err, hookkit.check_output(event, raw.out)))
+            results.append(hookkit.Result(raw.code, raw.out, raw.err, hookkit.check_output(event, raw.out, payload)))
         return next((r for r in results if r.answer is not None), results[0])
 
     return run

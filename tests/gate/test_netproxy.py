@@ -97,7 +97,8 @@ def run_sandboxed(tmp_path: Path, command: str, plan: Dict[str, Any] = STEP_ALLO
                "tool_input": {"command": command}}
     answer = (adapter.run("PreToolUse", json.dumps(payload).encode()) or {})["hookSpecificOutput"]
     line = answer["updatedInput"]["command"]
-    assert "netproxy.py" in line
+    prefix = (project / ".baton" / "run" / "toolu_net.args").read_bytes() if "BATON_ONCE_PREFIX" in line else b""
+    assert "netproxy.py" in line or b"netproxy.py" in prefix  # baton once: its command's prefix
     proc = subprocess.run(["/bin/bash", "-c", f"eval {rewrite.quote(line)}"], cwd=project, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "HOME": str(home)})
     return proc.returncode, proc.stdout + proc.stderr
@@ -142,3 +143,14 @@ def test_under_an_allow_hosts_rule_nothing_else_has_network(tmp_path: Path, serv
                               {**RULE_ALLOWS, "rules": [{**RULE_ALLOWS["rules"][0],  # type: ignore[index]
                                                          "allow_hosts": ["localhost", "127.0.0.1"]}]})
     assert code != 0 and "connected" not in out, out
+
+
+@pytest.mark.parametrize("host, ok", [("localhost", True), ("127.0.0.1", False)])
+def test_the_command_baton_once_runs_gets_the_same_allowlist(tmp_path: Path, server: int, host: str,
+                                                             ok: bool) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "fetch.py").write_text(SCRIPT)
+    (project / "url.txt").write_text(f"http://{host}:{server}/\n")
+    code, out = run_sandboxed(tmp_path, f"baton once fetch-{host} -- python3 fetch.py", RULE_ALLOWS)
+    assert (code == 0 and "HELLO-FROM-HOST" in out) if ok else (code != 0 and "403" in out), out

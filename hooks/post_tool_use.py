@@ -1,7 +1,8 @@
 """PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds.
 
 A sandboxed Bash call arrives with the rewritten command: the original is found by its
-``tool_use_id`` in ``.baton/run/``, and the after-check undoes what the mounts could not stop.
+``tool_use_id`` in ``.baton/run/`` (or read from the rewrite, and from the absolute-path form a
+plain ``baton`` command runs in), and the after-check undoes what the mounts could not stop.
 After a Write, Edit or NotebookEdit that a ``check_after_write`` rule covers, the file's check
 runs; a failure is told to the model (``additionalContext``) and recorded as a failed outcome."""
 
@@ -111,9 +112,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         if original is not None and tool == "Bash":
             tool_input = {**(tool_input or {}), "command": original}
     if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
+        from store.gate.baton_calls import launched
         from store.gate.rewrite import original_of
 
-        unwrapped = original_of(str((tool_input or {})["command"]))  # its run record is gone: read the rewrite
+        ran = str((tool_input or {})["command"])
+        unwrapped = original_of(ran) or launched(ran)  # no run record (gone, or baton's own command): read it
         if unwrapped:
             tool_input = {**(tool_input or {}), "command": unwrapped}
     if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):

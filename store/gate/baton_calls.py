@@ -55,3 +55,19 @@ def launcher(args: List[str], env: Optional[Mapping[str, str]] = None) -> str:
     python = sys.executable or "/usr/bin/python3"
     assigns = [f"{name}={quote(value)}" for name, value in (env or {}).items()]
     return " ".join([*assigns, *(quote(a) for a in [python, "-I", "-S", LAUNCHER, *args])])
+
+
+def launched(line: str) -> str:
+    """``baton ARGS`` as the model wrote it, when ``line`` has :func:`launcher`'s form ('' otherwise):
+    PostToolUse sees the command Claude Code ran, and records and answers the model's own."""
+    import shlex
+
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return ""
+    while words and words[0].startswith("BATON_ONCE_PREFIX="):
+        words.pop(0)
+    if len(words) < 4 or words[1:3] != ["-I", "-S"] or not words[3].endswith("/bin/baton"):
+        return ""
+    return " ".join(["baton", *(quote(a) for a in words[4:])])

@@ -258,3 +258,19 @@ def test_status_and_brief_say_whether_the_gates_are_enforced(hook: Hook, job: Jo
 def test_gatemodes_forces_the_fallback(job: JobDir) -> None:
     gatemodes.force_fallback(job.home)
     assert not probe.bubblewrap({"HOME": str(job.home)}).ok
+
+
+def test_post_tool_use_reads_batons_own_command_back_from_its_absolute_path_form(hook: Hook, job: JobDir,
+                                                                                  payload: Payloads) -> None:
+    """Claude Code reports the command it ran: for `baton record`, the form by absolute paths. The
+    event names the model's command, and the model is told its new NEXT."""
+    job.plan(PLAN)
+    result = hook("PreToolUse", bash(payload, 'baton record build done "built it"'))
+    assert "/bin/baton' 'record'" in result.command, result
+    ran = subprocess.run(["/bin/bash", "-c", result.command], cwd=job.project, capture_output=True, text=True,
+                         env={**os.environ, "HOME": str(job.home)})
+    assert ran.returncode == 0, ran.stderr
+    after = hook("PostToolUse", payload("post_tool_use_bash", tool_input={"command": result.command,
+                                                                          "description": "run"}))
+    assert "NEXT: ship" in after.context, after
+    assert job.events()[-1]["target"] == "baton 'record' 'build' 'done' 'built it'"

@@ -32,6 +32,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         text = f"baton: this project has a job plan, but it cannot be used: {why}. Ask the person to fix it."
     else:
         from store.checkpoint import brief_news
+        from store.cli.views import gates_news
         from store.monitor.limits import job_news
 
         session = str(payload.get("session_id", ""))
@@ -43,7 +44,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
             news.append(f"DEGRADED: no step could be claimed for this session: {one_line(exc.message, 160)}")
         leases.renew(layout, job.snap, job.worker)
         limits = job_news(job)
-        text = session_context(job.brief(session, [*news, *limits, *brief_news(job)]))
+        gates = gates_news(job, env)
+        text = session_context(job.brief(session, [*news, *limits, *([gates] if gates else []), *brief_news(job)]))
         from store.state import health
 
         problem = health.write_problem(layout)

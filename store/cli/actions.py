@@ -140,7 +140,7 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
     made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
     if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
         _refuse_failing_checks(layout, plan, step.id, env)
-    recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
+    recorded, validation = status, _validate(plan, step, layout, env) if status == "done" else None
     if validation is not None and validation["status"] == "failed":
         recorded, note = "failed", str(validation.pop("summary")) + (f" (note: {note})" if note else "")
     fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
@@ -193,14 +193,17 @@ def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
                          f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
 
 
-def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
-    """The validation on a ``done`` record: passed, failed (with its summary) or none."""
+def _validate(plan: Plan, step: Step, layout: Layout, env: Mapping[str, str]) -> Dict[str, Any]:
+    """The validation on a ``done`` record: passed, failed (with its summary) or none. The command
+    runs tests the model wrote: in baton's sandbox where one runs (``store.gate.enforce``)."""
     if not step.validate:
         return {"status": "none"}
     from store.cli import validation
+    from store.gate.enforce import validate_sandbox
+    from store.state.job import Job
 
     seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-    outcome = validation.run(step.validate, layout.project, seconds)
+    outcome = validation.run(step.validate, layout.project, seconds, validate_sandbox(Job(layout, env), step, env))
     found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
                              "seconds": outcome.seconds}
     if not outcome.ok:
@@ -260,6 +263,10 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} does not need an approval; nothing recorded."
     if job.approved(step.id):
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
+    if job.next is None or job.next.id != step.id:
+        now = f"NEXT is {job.next.id}" if job.next else "every step is complete"
+        raise BatonError(f"step {step.id} is not waiting for an approval now ({now}); an approval counts only "
+                         f"for the step that waits at that moment, so approve it when the job reaches it", CHECK)
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
     approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval

@@ -85,6 +85,14 @@ def _next(data: Mapping[str, Any], now: float) -> List[str]:
     return _line("next", what)
 
 
+def _gates(data: Mapping[str, Any]) -> List[str]:
+    sandbox = data.get("sandbox")
+    if sandbox is None:
+        return []
+    return _line("gates", "Bash runs in baton's sandbox (bubblewrap), enforced by the kernel" if sandbox["enforced"]
+                 else f"best effort: baton's sandbox cannot run here ({sandbox['why']}); Bash commands are only read")
+
+
 def _time(data: Mapping[str, Any], now: float) -> List[str]:
     duration = data["duration"]
     if duration["wall_s"] is None:
@@ -242,7 +250,7 @@ def render(data: Mapping[str, Any], colour: bool = False, every: bool = False, n
 
     now = time.time() if now is None else now
     paint = Painter(colour)
-    lines = _head(data, paint) + _next(data, now) + _time(data, now) + _cost(data) + _tokens(data)
+    lines = _head(data, paint) + _next(data, now) + _gates(data) + _time(data, now) + _cost(data) + _tokens(data)
     lines += _tools(data, now) + _work(data) + _sessions(data) + _once(data) + _telemetry(data) + _alerts(data, paint)
     lines += [f"problem: {one_line(p, 70)}" for p in data["problems"]]
     if data.get("partial"):

@@ -118,8 +118,11 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
-    print(report.to_json(report.brief_data(job, session)) if args.json
-          else job.brief(session, [*job_news(job), *brief_news(job)]))
+    if args.json:
+        print(report.to_json(report.brief_data(job, session)))
+        return 0
+    gates = report.gates_news(job, os.environ)
+    print(job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)]))
     return 0
 
 

@@ -14,6 +14,23 @@ if TYPE_CHECKING:
 LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 
 
+def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
+    """Whether Bash is enforced by baton's sandbox here, and why not when it is not."""
+    from store.gate.enforce import current_mode
+
+    mode = current_mode(job.plan, str(job.layout.project), env)
+    return {"enforced": mode.kernel, "why": mode.why}
+
+
+def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:
+    """The brief's line when no sandbox can run: the gates then only read commands."""
+    data = sandbox_data(job, env)
+    if data["enforced"]:
+        return None
+    return (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
+            "not confined")
+
+
 def figures_of(job: Job) -> Dict[str, Any]:
     """The job's figures caught up with everything on disk, and the alerts that now hold raised
     (saved back when the store is writable)."""
@@ -35,6 +52,7 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
 
     data = summary.summarize(job, figures_of(job), last)
     data.update(_parallel(job))
+    data["sandbox"] = sandbox_data(job, os.environ if env is None else env)
     state = exporting.load_state(job.layout)
     data["telemetry"] = {"enabled": telemetry.enabled(os.environ if env is None else env),
                          "last_export": state["ok"], "last_try": state["tried"], "error": state["error"],

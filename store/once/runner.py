@@ -5,9 +5,12 @@ result. ``settle`` records what a person or the model found out about an unknown
 Exit codes: the command's own when it ran or was replayed; 3 when the outcome is unknown (an
 earlier run died between intent and result, or this run was interrupted or its command killed by
 a signal); 1 when the job's ``external_ops`` limit is reached or a settlement is refused; 2 for
-bad usage. A result is appended only after the command exited by itself. It needs the file store:
-its index finds records by their offset in ``steps.jsonl``, and its key lock is a file on this
-machine, so with a job kept in a database it refuses to run (README: "The PostgreSQL store").
+bad usage. A result is appended only after the command exited by itself. When baton's gate
+started this ``baton once`` for the model, ``BATON_ONCE_PREFIX`` names the command line (written by
+the gate in ``.baton/run/``) that starts the command inside baton's sandbox: it runs there, while
+the records are written here, outside. It needs the file store: its index finds records by their
+offset in ``steps.jsonl``, and its key lock is a file on this machine, so with a job kept in a
+database it refuses to run (README: "The PostgreSQL store").
 """
 
 from __future__ import annotations
@@ -98,6 +101,20 @@ def _program(argv: Sequence[str], env: Mapping[str, str]) -> str:
     return found
 
 
+def _sandbox_prefix(env: Mapping[str, str]) -> Tuple[str, ...]:
+    """The command line the gate gave to start the command in its sandbox (``()``: none given)."""
+    path = env.get("BATON_ONCE_PREFIX", "")
+    if not path:
+        return ()
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise BatonError(f"cannot read the sandbox this command must run in ({path}: {exc.strerror}); nothing was "
+                         "run or recorded") from None
+    return tuple(part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0")[:-1])
+
+
 def _limit_guard(layout: Layout, cap: Optional[float]) -> Callable[[Snapshot], None]:
     def guard(snap: Snapshot) -> None:
         if not cap:
@@ -128,11 +145,13 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
             say(unknown_message(key, record, snap))
             return UNKNOWN
         _program(argv, env)
+        prefix = _sandbox_prefix(env)  # before the intent: a sandbox that cannot be had runs nothing
         step = progress(plan, snap).next
         intent = journal.append(layout, step.id if step else "-", "intent", redact.command(argv), sync=True,
                                 guard=_limit_guard(layout, plan.limits.get("external_ops")), key=key)
         first = snap.first_hash or str(intent["hash"])
-        code, finished = _run_and_record(layout, env, key, argv, intent, first, (id_from, id_json), say, lock.fd)
+        code, finished = _run_and_record(layout, env, key, (*prefix, *argv), intent, first, (id_from, id_json), say,
+                                         lock.fd)
         return code
     finally:
         lock.release(remove=finished)
@@ -141,7 +160,8 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
 def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[str], intent: Dict[str, Any],
                     first_hash: str, id_options: Tuple[Optional[Pattern[str]], Optional[str]],
                     say: Say, lock_fd: int) -> Tuple[int, bool]:
-    run_env = {**env, "BATON_IDEMPOTENCY_KEY": effects.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
+    run_env = {**{k: v for k, v in env.items() if k != "BATON_ONCE_PREFIX"},
+               "BATON_IDEMPOTENCY_KEY": effects.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
     step = str(intent["step"])
     try:
         outcome = child.run(argv, run_env, os.getcwd(), keep_fd=lock_fd)

@@ -85,8 +85,24 @@ class Job:
         return os.path.realpath(str(self.layout.root))
 
     def approved(self, step_id: str) -> bool:
-        return (step_id in self.snap.approvals and self.approval_verdicts.get(step_id) == "valid"
-                and not self.approval_widened(step_id))
+        """A signed approval given while the step was waiting (every step it waits for complete, and
+        recorded before the approval: an approval given ahead of time counts for nothing), for a
+        plan that does not now let the step do more than was approved. A step waits for every step
+        before it, or in a parallel plan for its ``needs``."""
+        entry = self.snap.approvals.get(step_id)
+        if entry is None or self.approval_verdicts.get(step_id) != "valid" or self.approval_widened(step_id):
+            return False
+        seq = entry.get("seq")
+        index = next((i for i, step in enumerate(self.plan.steps) if step.id == step_id), None)
+        if index is None or not isinstance(seq, int):
+            return False
+        before = self.plan.needs_of(index) if self.plan.parallel else self.plan.ids[:index]
+        for sid in before:
+            info = self.snap.steps.get(sid, {})
+            if info.get("status") not in ("done", "skipped") or not isinstance(info.get("seq"), int) or \
+                    info["seq"] > seq:
+                return False
+        return True
 
     def approval_widened(self, step_id: str) -> Sequence[str]:
         """Why the step's approval no longer counts: the plan now lets it do more (empty: it holds)."""

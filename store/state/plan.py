@@ -16,7 +16,9 @@ from pathlib import Path
 
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
+from store.state import sandbox_settings
 from store.state.rules import Rule, RuleError, parse_rules
+from store.state.sandbox_settings import SandboxSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,8 +27,8 @@ if TYPE_CHECKING:
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
 STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
-               "artifacts", "rerun", "needs")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
+               "artifacts", "rerun", "needs", "sandbox")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects", "sandbox")
 RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
@@ -60,19 +62,21 @@ class Step(Frozen):
     ``needs`` means "needs the step before it" (see :meth:`Plan.needs_of`)."""
 
     __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
-                 "artifacts", "rerun", "needs")
+                 "artifacts", "rerun", "needs", "sandbox")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
                  validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
-                 artifacts: Tuple[str, ...] = (), rerun: str = "skip", needs: Optional[Tuple[str, ...]] = None) -> None:
+                 artifacts: Tuple[str, ...] = (), rerun: str = "skip", needs: Optional[Tuple[str, ...]] = None,
+                 sandbox: Optional[SandboxSettings] = None) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
         self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
         self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
         self.needs = needs
+        self.sandbox = sandbox  # the step's own git/network settings for the sandbox, if any
 
     @property
     def needs_approval(self) -> bool:
@@ -81,14 +85,15 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects", "sandbox")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
                  protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
-                 effects: Tuple[str, ...] = ()) -> None:
+                 effects: Tuple[str, ...] = (), sandbox: SandboxSettings = sandbox_settings.DEFAULT) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
         self.effects = effects  # command patterns that may run only through `baton once`
+        self.sandbox = sandbox
 
     @property
     def ids(self) -> Tuple[str, ...]:
@@ -194,8 +199,9 @@ def _step(raw: Any, index: int, source: str) -> Step:
     rerun = raw.get("rerun", "skip")
     if rerun not in RERUN:
         raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
+    sandbox = _sandbox(raw["sandbox"], f"{source}: step {index + 1} ({sid!r})", True) if "sandbox" in raw else None
     return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable,
-                inputs, artifacts, rerun, needs)
+                inputs, artifacts, rerun, needs, sandbox)
 
 
 def _check_needs(plan: Plan, source: str) -> None:
@@ -229,6 +235,13 @@ def _check_needs(plan: Plan, source: str) -> None:
             if colour[dep] == 0:
                 colour[dep] = 1
                 stack.append((dep, 0))
+
+
+def _sandbox(raw: Any, where: str, step: bool) -> SandboxSettings:
+    try:
+        return sandbox_settings.parse(raw, where, step)
+    except sandbox_settings.SandboxSettingsError as exc:
+        raise PlanError(exc.message) from None
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:
@@ -277,7 +290,8 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
     effects = _strings(data["effects"], f"{source}: field 'effects'") if "effects" in data else ()
-    plan = Plan(steps, job, limits, protect, rules, source, effects)
+    sandbox = _sandbox(data["sandbox"], source, False) if "sandbox" in data else sandbox_settings.DEFAULT
+    plan = Plan(steps, job, limits, protect, rules, source, effects, sandbox)
     if plan.parallel:
         _check_needs(plan, source)
     return plan

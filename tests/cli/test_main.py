@@ -201,6 +201,7 @@ def test_status_text(baton: Baton, sandbox: Sandbox) -> None:
     lines = run.out.splitlines()
     assert lines[0] == f"job {sandbox.project.name}  [#######-------------]  1/3 steps, 1 running"
     assert lines[1] == "next   b, attempt 1" or lines[1].startswith("next   b, attempt 1, ")
+    assert lines[2] == "gates  Bash runs in baton's sandbox (bubblewrap), enforced by the kernel"
     assert "cost   unknown: no session has reported its cost yet" in run.out
     assert "work   1 retry, 0 files changed" in lines
     assert any(line.startswith("seen   2 sessions (latest 2: sess-one ") for line in lines)
@@ -227,6 +228,7 @@ def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
     assert data["sessions_total"] == 2 and [s["id"] for s in data["sessions"]] == ["sess-one-1111", "sess-two-2222"]
     assert data["cost"]["reported_usd"] is None and data["tokens"]["total"] == 0
     assert (data["torn_bytes"], data["problems"], data["retries"]) == (0, [], 1)
+    assert data["sandbox"] == {"enforced": True, "why": ""}
 
 
 def test_verify_reports_the_records_and_the_last_hash(baton: Baton, sandbox: Sandbox) -> None:
@@ -301,6 +303,30 @@ def test_cli_works_from_any_folder_name_and_through_a_symlink(
     assert baton("init", "a", script=links / "baton").code == 0
     run = baton("brief", script=links / "baton")
     assert run.out == "PLAN: a\nDONE: (nothing yet)\nNEXT: a\n"
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "fallback"])
+def test_validate_runs_in_the_sandbox_with_the_steps_writes(mode: str, baton: Baton, sandbox: Sandbox) -> None:
+    import gatemodes
+
+    gatemodes.set_mode(mode, sandbox.home)
+    sandbox.state.mkdir()
+    validate = ("echo ok > src/report.txt; echo pwn >> .baton/steps.jsonl; echo x > outside.txt; "
+                "cat ~/.config/baton/approval.key; true")
+    plan = {"steps": [{"id": "build", "writes": ["src/**"], "validate": validate}]}
+    (sandbox.state / "plan.json").write_text(json.dumps(plan))
+    (sandbox.project / "src").mkdir()
+    key = __import__("store.state.approvals", fromlist=["x"]).ensure_key({"HOME": str(sandbox.home)})
+    run = baton("record", "build", "done", "tests pass")
+    assert (sandbox.project / "src" / "report.txt").read_text() == "ok\n"
+    ledger = (sandbox.state / "steps.jsonl").read_bytes()
+    if mode == "sandboxed":  # the tests the model wrote ran confined, like its Bash commands
+        assert run.code == 0, run.err
+        assert b"pwn\n" not in ledger and not (sandbox.project / "outside.txt").exists()  # the record names the command
+        assert [r["status"] for r in _records(sandbox)] == ["done"]
+    else:  # without a sandbox they could do anything: here they broke the ledger the record then appends to
+        assert b"pwn\n" in ledger and (sandbox.project / "outside.txt").exists() and run.code == 1
+    assert key not in run.out.encode() + run.err.encode()
 
 
 # ---------------------------------------------------------------- statuses, skipping, JSON

@@ -57,9 +57,15 @@ def launcher(args: List[str], env: Optional[Mapping[str, str]] = None) -> str:
     return " ".join([*assigns, *(quote(a) for a in [python, "-I", "-S", LAUNCHER, *args])])
 
 
+LAUNCHED_MAX = 65536  # far over a baton command the model writes (a note is cut at a few KB)
+
+
 def launched(line: str) -> str:
     """``baton ARGS`` as the model wrote it, when ``line`` has :func:`launcher`'s form ('' otherwise):
     PostToolUse sees the command Claude Code ran, and records and answers the model's own."""
+    # shlex takes time quadratic in a word's length: only a line that can be the launcher's is split
+    if len(line) > LAUNCHED_MAX or " -I -S " not in line or "/bin/baton" not in line:
+        return ""
     import shlex
 
     try:

@@ -32,7 +32,8 @@ REPO = Path(__file__).resolve().parents[2]
 CLAUDE = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code/bin/claude.exe"
 SESSION = "corpus-session"
 BOOKKEEPING = (".baton/events.jsonl", ".baton/counters.json", ".baton/state.json", ".baton/lock", ".baton/hooks.lock",
-               ".baton/run", ".baton/seen.json", ".baton/hashes.json")
+               ".baton/run", ".baton/seen.json", ".baton/hashes.json", ".baton/monitor", ".baton/workers",
+               ".baton/rebuild.lock")  # baton's own derived files: figures, leases, the snapshot rebuild
 NEVER = ("secrets", ".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
          ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
 EMPTY_DIRS_OK = (".claude", ".git/modules", ".git/worktrees")  # baton makes them, empty, to bind them read-only

@@ -12,7 +12,7 @@ Code's on stdin) for:
 * SessionStart (source ``startup``);
 * UserPromptSubmit: an ordinary prompt, and ``/baton:brief``;
 * PreToolUse Write: allowed, and denied (outside the step's ``writes``);
-* PreToolUse Bash: a read-only command, and a write that is denied;
+* PreToolUse Bash: a read-only command (handed back to run in the sandbox), and a write that is denied;
 * PostToolUse Write, PostToolUseFailure Bash, Stop;
 * and, in a project beside it with no job, SessionStart, a prompt, a Write, a WebFetch, a Bash call,
   PostToolUse Write and Stop (each must answer with nothing and load almost nothing);
@@ -79,6 +79,7 @@ from bench_store import (
 )
 
 from store.cli import actions
+from store.monitor import figures
 from store.state import journal
 from store.state.brief import COMPLETE
 from store.state.job import Job
@@ -301,6 +302,8 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
     for _ in range(TAIL - 2 - len(unfinished)):
         journal.append(project.layout, nxt, "stop", f"session ended with {nxt} still NEXT: waiting for a "
                        f"person's approval of {nxt}", session=SESSION)
+    if str(snap.steps.get(nxt, {}).get("status")) in COMPLETE:  # an approval counts only while its step waits
+        journal.append(project.layout, nxt, "failed", "reopened for the benchmark", session=SESSION)
     setup_env = hook_env(env, project, "UserPromptSubmit", SESSION)  # as /baton:approve runs: the key in config/
     actions.approve_step(project.layout, setup_env, nxt, "go ahead", "/baton:approve typed in the prompt")
     journal.append(project.layout, nxt, "running", "reading src/ledger before the rewrite", session=SESSION)
@@ -311,6 +314,7 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
     if job.next is None or job.next.id != nxt or job.waiting_for_approval() or job.snap.problems:
         raise BenchError(f"{project.state}: NEXT is {job.next.id if job.next else None}, want {nxt} approved "
                          f"(problems: {job.snap.problems})")
+    figures.refresh(project.layout, job.plan)  # the job's figures, as its hooks keep them after normal use
     project.next_id = nxt
     project.records = job.snap.seq
     project.ledger_bytes = ledger.stat().st_size
@@ -501,6 +505,15 @@ def _check_allow(p: Project, out: bytes, _: Dict[str, Any]) -> None:
     expect_silence(out)
 
 
+def _check_sandboxed(p: Project, out: bytes, _: Dict[str, Any]) -> None:
+    """A Bash call that passes comes back to run in baton's sandbox (or, where none runs, is let through)."""
+    if out.strip():
+        spec = _json(out).get("hookSpecificOutput") or {}
+        command = str((spec.get("updatedInput") or {}).get("command", ""))
+        _want(spec.get("permissionDecision") in ("allow", "ask") and "--args 7" in command,
+              f"expected the command back, sandboxed, got {out[:300]!r}")
+
+
 def _check_deny(p: Project, out: bytes, _: Dict[str, Any]) -> None:
     expect_deny(out, f"step {p.next_id} may write only")
 
@@ -583,7 +596,7 @@ def scenarios() -> List[Scenario]:
         Scenario("pre-bash-read", "PreToolUse Bash (read-only)", "PreToolUse", "Bash",
                  lambda p, s: tool_payload(p, "PreToolUse", s, "Bash",
                                            {"command": READ_ONLY_BASH, "description": "Find append in the ledger"}),
-                 _check_allow, needs_shellscan=True),
+                 _check_sandboxed, needs_shellscan=True),
         Scenario("pre-bash-deny", "PreToolUse Bash (write, denied)", "PreToolUse", "Bash",
                  lambda p, s: tool_payload(p, "PreToolUse", s, "Bash",
                                            {"command": DENIED_BASH, "description": "Turn fsync on"}),

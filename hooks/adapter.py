@@ -1,9 +1,9 @@
 """The one runner every hook goes through: read stdin, call the event's handler, print one answer.
 
 Failure policy, per event: the PreToolUse gate fails closed (a JSON deny with the reason); the
-recorders (SessionStart, PostToolUse, PostToolUseFailure) and Stop fail open but visibly (one line
-in ``.baton/errors.log``, or the plugin's data folder when ``.baton/`` cannot be written, and
-DEGRADED in the next brief); when what failed is a write (disk full, read-only, no permission) the
+recorders (SessionStart, PostToolUse, PostToolUseFailure, SessionEnd) and Stop fail open but visibly
+(one line in ``.baton/errors.log``, or the plugin's data folder when ``.baton/`` cannot be written,
+and DEGRADED in the next brief); when what failed is a write (disk full, read-only, no permission) the
 recorders also say so at once, to the person (``systemMessage``) and to the model
 (``additionalContext``); a failed ``/baton:`` prompt command is stopped with a message (a bare
 ``/record`` that fails passes on: it may be the person's own). Nothing else is ever printed on
@@ -29,6 +29,7 @@ MODULES = {
     "PostToolUseFailure": "post_tool_use",
     "Stop": "stop",
     "UserPromptSubmit": "user_prompt_submit",
+    "SessionEnd": "session_end",
 }
 
 

@@ -1,5 +1,9 @@
-"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds.
+"""PostToolUse and PostToolUseFailure: record the outcome compactly; alert the model at thresholds,
+and the person (``systemMessage``) once per condition.
 
+A sandboxed Bash call arrives with the rewritten command: the original is found by its
+``tool_use_id`` in ``.baton/run/`` (or read from the rewrite, and from the absolute-path form a
+plain ``baton`` command runs in), and the after-check undoes what the mounts could not stop.
 After a Write, Edit or NotebookEdit that a ``check_after_write`` rule covers, the file's check
 runs; a failure is told to the model (``additionalContext``) and recorded as a failed outcome."""
 
@@ -7,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,10 +78,11 @@ def _runs_baton_record(command: str, cwd: str, home: str) -> bool:
     return False
 
 
-def _next_after_record(payload: Mapping[str, Any], job: Job, cwd: str, env: Mapping[str, str]) -> List[str]:
-    """After the model's own `baton record`: the new NEXT (and news), only when it is news to it."""
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+def _next_after_record(payload: Mapping[str, Any], tool_input: Mapping[str, Any], job: Job, cwd: str,
+                       env: Mapping[str, str]) -> List[str]:
+    """After the model's own `baton record` (``tool_input`` as the model wrote it, not a sandbox's
+    rewrite): the new NEXT (and news), only when it is news to it."""
+    command = tool_input.get("command")
     if payload.get("tool_name") != "Bash" or not isinstance(command, str):
         return []
     if not _runs_baton_record(command, cwd, env.get("HOME", "")):
@@ -98,14 +103,35 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.has_plan():
         return None
     from store.monitor import outcomes
+    from store.state import leases
     from store.state.job import Job
     from store.state.journal import now_iso
 
-    job = Job(layout, env)
+    job = Job(layout, env_for(payload, env), fresh=False)
+    leases.renew(layout, job.snap, job.worker)
     tool = str(payload.get("tool_name") or "?")
     tool_input = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else layout.project_dir
     ok = event == "PostToolUse"
+    undone = ""
+    if tool in ("Bash", "Write", "Edit", "NotebookEdit") and os.path.isdir(os.path.join(layout.state_dir, "run")):
+        from store.gate.afterrun import after_call
+
+        original, undone = after_call(layout.state_dir, payload)
+        if original is not None and tool == "Bash":
+            tool_input = {**(tool_input or {}), "command": original}
+    if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
+        from store.gate.baton_calls import launched
+        from store.gate.rewrite import original_of
+
+        ran = str((tool_input or {})["command"])
+        unwrapped = original_of(ran) or launched(ran)  # no run record (gone, or baton's own command): read it
+        if unwrapped:
+            tool_input = {**(tool_input or {}), "command": unwrapped}
+    if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):
+        from store.gate import probe
+
+        probe.forget(env)  # bubblewrap itself failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
     error = "" if ok else _first_line(payload.get("error"))
@@ -113,12 +139,25 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if checked is not None:
         ok, error = False, _first_line(f"check failed: {checked.output}")
     record = {"ts": now_iso(), "session": session_of(payload, env), "agent": payload.get("agent_id") or "",
-              "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed}
-    alerts = outcomes.update(layout, record, job.snap.seq, step, job.plan.limits)
+              "step": step, "tool": tool, "target": target, "ok": ok, "error": error, "changed": changed,
+              **({"undone": undone[:300]} if undone else {})}
+    if job.plan.parallel:  # counted per worker: the step's own records, not the other workers'
+        mark = int(job.snap.steps.get(step, {}).get("seq") or 0)
+        observed = outcomes.observe(layout, record, mark, step, job.plan.limits, job.snap, job.worker)
+    else:
+        observed = outcomes.observe(layout, record, job.snap.seq, step, job.plan.limits, job.snap)
+    told = list(observed.model)
     if checked is not None:
-        alerts.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
-                         f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
-    alerts += _next_after_record(payload, job, str(cwd), env)
-    if not alerts:
-        return None
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": "\n".join(alerts)[:2000]}}
+        told.insert(0, f"baton: {target} fails its check ({checked.check}):\n{checked.output}\nFix it: baton "
+                       f"refuses `baton record {step or 'STEP'} done` while a file the step changed fails its check.")
+    told += [undone] if undone else []
+    told += _next_after_record(payload, tool_input or {}, job, str(cwd), env)
+    answer: Dict[str, Any] = {}
+    if told:
+        answer["hookSpecificOutput"] = {"hookEventName": event, "additionalContext": "\n".join(told)[:2000]}
+    if observed.person or observed.earlier:
+        from store.monitor import alerts, launch
+
+        answer["systemMessage"] = alerts.for_person(observed.person, observed.earlier)
+        launch.kick(layout, env)
+    return answer or None

@@ -1,7 +1,9 @@
 """PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup, WebFetch, MCP tools): the gate.
 
 Denies with a reason written for the model, or prints nothing and lets Claude Code's own
-permission flow go on. It never answers "allow" (that would skip the person's permission prompt).
+permission flow go on. While a job is active, a Bash call that passes is handed back to run in
+baton's sandbox, with ``allow`` or ``ask`` decided from the person's own permission rules
+(:mod:`store.gate.enforce`); that is the only time it answers anything but "deny".
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import os
 
 from hooks.adapter import PayloadError, deny
-from hooks.context import layout_for
+from hooks.context import env_for, layout_for
 from store.gate import policy
 from store.gate.call import Call
 
@@ -30,10 +32,17 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     if not layout.has_plan():
         reason = policy.decide(call, None, None, None)
     else:
+        from store.state import leases
         from store.state.job import Job  # only where there is a job
 
-        job = Job(layout, env)
-        reason = policy.decide(call, job.plan, job.next, policy.read_only_reason(job, call))
+        job = Job(layout, env_for(payload, env), fresh=False)
+        leases.renew(layout, job.snap, job.worker)
+        read_only = policy.read_only_reason(job, call)
+        if tool == "Bash" and isinstance(tool_input.get("command"), str) and "\x00" not in tool_input["command"]:
+            from store.gate import enforce
+
+            return enforce.bash(call, job, read_only, payload)
+        reason = policy.decide(call, job.plan, job.next, read_only)
         if reason is None and call.external:
             reason = policy.count_external(job, call)
     return deny(reason) if reason else None

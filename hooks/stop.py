@@ -4,14 +4,15 @@ Not while a background subagent still runs: the session is not over then (see ``
 The agent is sent back through ``additionalContext``, which Claude Code gives the model as "Stop hook
 additional context: <reason>" and shows the person as "Stop hook says: <reason>"; a ``decision:
 block`` would also send the model the hook's whole command line and show the person "Stop hook
-reported a problem". When baton cannot write its bookkeeping (full disk, read-only ``.baton/``), the
-decision is made from what can be read, the person is told, and ``stop_hook_active`` bounds the
-loop, since no continuation can be counted: at most one per stop.
+reported a problem". Alerts for the person go in ``systemMessage``, which the terminal shows; the
+export runs detached (``store.monitor.launch``). When baton cannot write its bookkeeping (full
+disk, read-only ``.baton/``), the decision is made from what can be read, the person is told, and
+``stop_hook_active`` bounds the loop, since no continuation can be counted: at most one per stop.
 """
 
 from __future__ import annotations
 
-from hooks.context import layout_for, session_of
+from hooks.context import env_for, layout_for, session_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -34,21 +35,25 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.has_plan():
         return None
-    from store.monitor import loop
+    from store.monitor import launch, loop
     from store.state.job import Job
 
     transcript = payload.get("transcript_path")
-    job = Job(layout, env)
+    job = Job(layout, env_for(payload, env), fresh=False)
     try:
-        reason = loop.decide(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
-                             running_in_background(payload))
+        answer = loop.stop(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
+                           running_in_background(payload))
     except OSError as exc:
         from store.base.errors import unwritable
 
         if not unwritable(exc):
             raise
         return _without_bookkeeping(job, payload, exc)
-    return _continue(reason) if reason else None
+    out: Dict[str, Any] = _continue(answer.reason) if answer.reason else {}
+    if answer.person:
+        out["systemMessage"] = answer.person
+    launch.kick(layout, env)
+    return out or None
 
 
 def _continue(reason: str) -> Dict[str, Any]:

@@ -53,7 +53,7 @@ def _fresh_brief(payload: Mapping[str, Any], env: Mapping[str, str], layout: Lay
     from store.state.job import Job
 
     try:
-        job = Job(layout, env)
+        job = Job(layout, env_for(payload, env))  # the session is the worker whose NEXT a parallel plan shows
     except BatonError:
         return None  # a broken plan: SessionStart and the commands say so; a prompt must still go through
     session = session_of(payload, env)

@@ -1,9 +1,11 @@
 """Fixtures shared by the core's tests: a sandbox for every test and a way to run the CLI.
 
 Every test (tests/e2e too, which only sees changed environment, HOME and cwd) runs with HOME and
-the current directory in fresh temporary folders and without any CLAUDE*, BATON_DIR, BATON_FSYNC
-or XDG_CONFIG_HOME variable inherited from the shell that started pytest, so no test can read or
-write a real job or the real approval key. fsync stays on unless a test sets BATON_FSYNC=0 itself.
+the current directory in fresh temporary folders and without any CLAUDE*, PG*, BATON_DIR,
+BATON_FSYNC, XDG_CONFIG_HOME or store-choosing BATON_* variable inherited from the shell that
+started pytest, so no test can read or write a real job, a real database or the real approval
+key. fsync stays on unless a test sets BATON_FSYNC=0 itself. Tests of the PostgreSQL store get a
+server started for the session (``pg_cluster``) and a database of their own (``pg_url``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Sequence
+from typing import Callable, Dict, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,6 +25,8 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:  # the tests chdir away from the repository, so '' is not enough
     sys.path.insert(0, str(REPO))
+
+from pgcluster import Cluster, start_cluster  # noqa: E402
 
 from store.cli import main as cli  # noqa: E402
 from store.state import ledger  # noqa: E402
@@ -36,7 +40,8 @@ settings.register_profile(
 )
 settings.load_profile("baton")
 
-DROPPED_VARIABLES = ("BATON_DIR", "BATON_FSYNC", "XDG_CONFIG_HOME")  # the approval key lives under XDG_CONFIG_HOME
+DROPPED_VARIABLES = ("BATON_DIR", "BATON_FSYNC", "XDG_CONFIG_HOME",  # the approval key lives under XDG_CONFIG_HOME
+                     "BATON_DATABASE_URL", "BATON_STORE", "BATON_JOB", "BATON_WORKER")
 COPY_NAME = "relay-copy"  # anything but the repository's own folder name
 
 
@@ -70,7 +75,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     home.mkdir()
     project.mkdir()
     for name in list(os.environ):
-        if name.startswith("CLAUDE") or name in DROPPED_VARIABLES:
+        if name.startswith(("CLAUDE", "PG")) or name in DROPPED_VARIABLES:  # PG*: libpq's settings
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(project)
@@ -150,3 +155,19 @@ def chain_lines() -> ChainLines:
         return _chain(fields, seq, prev)
 
     return build
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """A PostgreSQL server of the tests' own, removed (data folder and all) after the session."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def pg_url(pg_cluster: Cluster) -> str:
+    """The URL of a new, empty database on ``pg_cluster``."""
+    return pg_cluster.createdb()

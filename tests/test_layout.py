@@ -14,20 +14,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
-ORDER = ["store.base", "store.shell", "store.state", "store.checkpoint", "store.monitor", "store.once", "store.gate",
-         "store.run", "store.cli", "hooks"]
+ORDER = ["store.base", "store.backend", "store.shell", "store.state", "store.checkpoint", "store.monitor",
+         "store.once", "store.gate", "store.run", "store.cli", "hooks"]
 # part -> the parts it may import (besides itself and the root package's version)
 ALLOWED: Dict[str, Set[str]] = {
     "store.base": set(),
+    "store.backend": {"store.base"},
     "store.shell": {"store.base"},
-    "store.state": {"store.base"},
-    "store.checkpoint": {"store.base", "store.state"},
-    "store.monitor": {"store.base", "store.shell", "store.state"},
-    "store.once": {"store.base", "store.state", "store.monitor"},
-    "store.gate": {"store.base", "store.shell", "store.state", "store.monitor"},
-    "store.run": {"store.base", "store.state", "store.monitor"},
-    "store.cli": {"store.base", "store.shell", "store.state", "store.checkpoint", "store.monitor", "store.once",
-                  "store.gate", "store.run"},
+    "store.state": {"store.base", "store.backend"},
+    "store.checkpoint": {"store.base", "store.backend", "store.state"},
+    "store.monitor": {"store.base", "store.backend", "store.shell", "store.state"},
+    "store.once": {"store.base", "store.backend", "store.state", "store.monitor"},
+    "store.gate": {"store.base", "store.backend", "store.shell", "store.state", "store.monitor"},
+    "store.run": {"store.base", "store.backend", "store.state", "store.monitor"},
+    "store.cli": {"store.base", "store.backend", "store.shell", "store.state", "store.checkpoint", "store.monitor",
+                  "store.once", "store.gate", "store.run"},
     "hooks": set(ORDER[:-1]),
     "store.__main__": {"store.cli"},
 }

@@ -7,7 +7,7 @@ import json
 from store.base import durable
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
-from store.state import approvals, archive, journal
+from store.state import approvals, archive, claims, journal, workers
 from store.state.brief import ALL_DONE, progress
 from store.state.location import Layout
 from store.state.plan import Plan, Step, load_plan, parse_text
@@ -17,11 +17,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
+    from store.state.job import Job
     from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
              "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
-             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n")
+             "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n"
+             "workers/\nshared.json\nqueue.jsonl\nqueue.lock\nrefresh.lock\n")
 
 
 def suggest(step: str, plan: Plan) -> str:
@@ -72,12 +74,15 @@ def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: st
 class Recorded:
     """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
 
-    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int) -> None:
+    def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int,
+                 complete: Optional[bool] = None) -> None:
         self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
+        # in a parallel plan a worker may have no NEXT while others still work: complete is then False
+        self.complete = next_id is None if complete is None else complete
 
     def as_json(self) -> Dict[str, Any]:
         return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
-                "complete": self.next_id is None, "ok": self.code == 0}
+                "complete": self.complete, "ok": self.code == 0}
 
 
 def _skip_consent(step: Step, person: str) -> None:
@@ -117,7 +122,8 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
     skip_by_person = status == "skipped" and bool(person)
     from store.state.job import Job
 
-    if step.needs_approval and not skip_by_person and not Job(layout, env).approved(step.id):
+    before = Job(layout, env) if (step.needs_approval or plan.parallel) else None  # whose step this was
+    if step.needs_approval and not skip_by_person and before is not None and not before.approved(step.id):
         raise BatonError(f"step {step.id!r} waits for a person's approval (/baton:approve {step.id}); "
                          "it cannot be recorded before that", CHECK)
     if status == "skipped":
@@ -134,7 +140,7 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
     made = capture.artifacts(layout, step, extra, hasher) if status == "done" else None
     if status == "done" and any(rule.kind == "check_after_write" for rule in plan.rules):
         _refuse_failing_checks(layout, plan, step.id, env)
-    recorded, validation = status, _validate(plan, step, layout) if status == "done" else None
+    recorded, validation = status, _validate(plan, step, layout, env) if status == "done" else None
     if validation is not None and validation["status"] == "failed":
         recorded, note = "failed", str(validation.pop("summary")) + (f" (note: {note})" if note else "")
     fields = capture.fields(layout, step, snap, recorded, made if recorded == "done" else None, hasher)
@@ -145,21 +151,28 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
         fields.update(by="person", via=person)
     same = capture.same_change(snap, step.id, fields) if recorded == "done" else None
     if same is not None:
-        nxt = progress(plan, snap).next
+        nxt = progress(plan, snap, workers.identity(env)).next
         return Recorded({}, status, nxt.id if nxt else None,
                         f"{step.id} is already recorded done with this same change (patch-id "
                         f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
     done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", ""), **fields},
                           steps=plan.ids, retry_check=recorded == status)
-    entry, nxt = done.record, progress(plan, done.loaded.snapshot).next
-    what = "already recorded" if done.retry else "recorded"
-    message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
-                          + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
-                          + f"); NEXT: {nxt.id if nxt else ALL_DONE}"] + [f"warning: {w}" for w in done.warnings])
+    entry = done.record
+    if entry.get("queued"):  # a database that cannot be reached: kept in the clone's queue
+        nxt = progress(plan, done.loaded.snapshot, workers.identity(env)).next
+        next_id, shown, complete = (nxt.id if nxt else None), "", False
+        message = (f"queued {step.id} {recorded}: the job's database cannot be reached, so the record is kept in "
+                   f"{layout.root / 'queue.jsonl'} and written, in order, when it is back")
+    else:
+        next_id, shown, complete = next_after(layout, env, step.id, before, done.loaded.snapshot)
+        what = "already recorded" if done.retry else "recorded"
+        message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
+                              + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
+                              + f"); NEXT: {shown}"] + [f"warning: {w}" for w in done.warnings])
     if recorded != status:
-        return Recorded(entry, status, nxt.id if nxt else None, f"{message}\n{step.id} was not recorded done: {note}",
-                        CHECK)
-    return Recorded(entry, status, nxt.id if nxt else None, message, 0)
+        return Recorded(entry, status, next_id, f"{message}\n{step.id} was not recorded done: {note}", CHECK,
+                        complete)
+    return Recorded(entry, status, next_id, message, 0, complete)
 
 
 def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
@@ -180,14 +193,17 @@ def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
                          f"check it and settle it ({settle_hint(open_keys[0])}) before recording the step done", CHECK)
 
 
-def _validate(plan: Plan, step: Step, layout: Layout) -> Dict[str, Any]:
-    """The validation on a ``done`` record: passed, failed (with its summary) or none."""
+def _validate(plan: Plan, step: Step, layout: Layout, env: Mapping[str, str]) -> Dict[str, Any]:
+    """The validation on a ``done`` record: passed, failed (with its summary) or none. The command
+    runs tests the model wrote: in baton's sandbox where one runs (``store.gate.enforce``)."""
     if not step.validate:
         return {"status": "none"}
     from store.cli import validation
+    from store.gate.enforce import validate_sandbox
+    from store.state.job import Job
 
     seconds = plan.limits.get("validate_seconds", validation.DEFAULT_SECONDS)
-    outcome = validation.run(step.validate, layout.project, seconds)
+    outcome = validation.run(step.validate, layout.project, seconds, validate_sandbox(Job(layout, env), step, env))
     found: Dict[str, Any] = {"status": "passed" if outcome.ok else "failed", "command": step.validate,
                              "seconds": outcome.seconds}
     if not outcome.ok:
@@ -207,6 +223,34 @@ def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mappin
                          "Fix them (their check runs again on every write), then record the step.", CHECK)
 
 
+def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Optional[Job],
+               after: Snapshot) -> Tuple[Optional[str], str, bool]:
+    """(NEXT's id, NEXT as shown, whether the job is complete) for this worker after a record of
+    ``step_id``, the state being ``after``; in a parallel plan a worker whose step is now done
+    claims a ready one."""
+    plan = before.plan if before is not None else load_plan(layout.plan)
+    if not plan.parallel:
+        nxt = progress(plan, after).next
+        return (nxt.id if nxt else None), (nxt.id if nxt else ALL_DONE), nxt is None
+    from store.state.job import Job
+
+    job, claimed = Job(layout, env), ""
+    if job.next is None and not job.complete() and before is not None \
+            and claims.held_by(before.snap.claims, job.worker) == step_id:
+        if workers.claim(layout, job.plan, job.worker, job.waits).step:
+            job, claimed = Job(layout, env), " (claimed for you)"
+    return (job.next.id if job.next else None), next_text(job) + claimed, job.complete()
+
+
+def next_text(job: Job) -> str:
+    """NEXT as ``record`` and ``claim`` print it: the step, or why there is none."""
+    if job.next is not None:
+        return job.next.id
+    if job.complete():
+        return ALL_DONE
+    return workers.idle_next(job.plan, job.snap, job.worker, job.waits)
+
+
 def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str, via: str) -> str:
     """Record a person's approval, signed; only the prompt hook calls this."""
     from store.state.job import Job
@@ -219,6 +263,10 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} does not need an approval; nothing recorded."
     if job.approved(step.id):
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
+    if job.next is None or job.next.id != step.id:
+        now = f"NEXT is {job.next.id}" if job.next else "every step is complete"
+        raise BatonError(f"step {step.id} is not waiting for an approval now ({now}); an approval counts only "
+                         f"for the step that waits at that moment, so approve it when the job reaches it", CHECK)
     key = approvals.ensure_key(env)
     ts, session = journal.now_iso(), env.get("CLAUDE_CODE_SESSION_ID", "")
     approved = scope_of(job.plan, step)  # what was approved: an edit that widens it voids the approval

@@ -1,5 +1,5 @@
-"""The ``baton`` command line: init, record, brief, status, verify, log, repair, merge, once, run,
-session, commands.
+"""The ``baton`` command line: init, record, brief, status, report, export, verify, log, repair, merge,
+once, run, session, commands, claim, release, store.
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
@@ -17,14 +17,14 @@ from store import __version__
 from store.base.errors import CHECK, USAGE, BatonError, describe
 from store.cli import actions, command_files
 from store.cli import views as report
-from store.state import journal, location
+from store.state import journal, location, workers
 from store.state.job import Job
-from store.state.ledger import last_lines, read_last
+from store.state.ledger import last_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any, Callable, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 
 def _parser_class() -> Any:
@@ -118,8 +118,11 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
-    print(report.to_json(report.brief_data(job, session)) if args.json
-          else job.brief(session, [*job_news(job), *brief_news(job)]))
+    if args.json:
+        print(report.to_json(report.brief_data(job, session)))
+        return 0
+    gates = report.gates_news(job, os.environ)
+    print(job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)]))
     return 0
 
 
@@ -127,26 +130,29 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     _need_plan(layout)
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    last, _ = read_last(layout.ledger, 5)
+    last, _ = journal.last_records(layout, 5)
     data = report.status_data(job, last)
     if args.json:
         import json
 
         print(json.dumps(data, indent=2))
     else:
-        print(report.status_text(data))
+        from store.cli.dashboard import use_colour
+
+        print(report.status_text(data, use_colour(sys.stdout, os.environ), args.all))
     return 0
 
 
 def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     verdict = journal.verify(layout)
+    where = layout.ledger if journal.shared() is None else "the job's records in the database"
     if args.json:
-        print(report.to_json({"ok": not verdict.problem, "ledger": str(layout.ledger), "records": verdict.records,
+        print(report.to_json({"ok": not verdict.problem, "ledger": str(where), "records": verdict.records,
                               "last_hash": verdict.last_hash, "torn_bytes": verdict.torn,
                               "problem": verdict.problem or None}))
         return CHECK if verdict.problem else 0
     if verdict.problem:
-        print(f"baton: verify failed: {layout.ledger}: {verdict.problem}", file=sys.stderr)
+        print(f"baton: verify failed: {where}: {verdict.problem}", file=sys.stderr)
         return CHECK
     print(f"ok: {verdict.records} records, chain intact (last hash {verdict.last_hash[:12]})")
     if verdict.torn:
@@ -154,6 +160,10 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
               "from a writer killed mid-append; not corruption, the next record repairs it")
     if not args.artifacts:
         return 0
+    if journal.shared() is not None:
+        raise BatonError("--artifacts: a checkpoint's record is found by its offset in .baton/steps.jsonl, which a "
+                         "job kept in a database does not have; `baton store pull` copies the job there, then "
+                         "`BATON_STORE=file baton verify --artifacts` checks it")
     from store.checkpoint import freshness
 
     job = Job(layout, os.environ)
@@ -166,6 +176,11 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
+    if journal.shared() is not None:  # the records are in the job's database
+        records, _ = journal.last_records(layout, args.n)
+        for record in records:
+            print(report.to_json(record) if args.json else report.log_line(record))
+        return 0
     start, end, torn = last_lines(layout.ledger, args.n)
     journal.warn_torn(len(torn))
     report.write_log(layout.ledger, start, end, args.json, sys.stdout)
@@ -175,6 +190,9 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
     from store.state import repair
 
+    if journal.shared() is not None:
+        raise BatonError("the job's records are kept in its database, where each append is one transaction: there "
+                         "is no torn or damaged line to move aside (`baton verify` checks the chain)")
     if not layout.ledger.exists():
         raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
     steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
@@ -205,6 +223,18 @@ def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
     print(f"baton: merged ledgers: {merged.added} record(s) of theirs appended after ours' {merged.ours}, "
           f"{merged.skipped} already present", file=sys.stderr)
     return 0
+
+
+def cmd_report(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_report as run
+
+    return run(args, layout)
+
+
+def cmd_export(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli.report import cmd_export as run
+
+    return run(args, layout)
 
 
 def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -246,6 +276,66 @@ def _need_plan(layout: location.Layout) -> None:
                      "or `baton init --plan FILE`")
 
 
+def _worker_env(args: argparse.Namespace) -> Dict[str, str]:
+    env = dict(os.environ)
+    if args.worker:
+        env["BATON_WORKER"] = args.worker
+    return env
+
+
+def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
+    """Give this worker a ready step (or say why there is none); ``--wait`` polls until one is ready."""
+    import time
+
+    from store.cli.actions import next_text
+
+    env = _worker_env(args)
+    deadline = time.monotonic() + max(0.0, args.wait)
+    while True:
+        job = Job(layout, env)
+        if not job.plan.parallel:
+            print(f"this plan has no `needs`: its steps run in order, and NEXT is {next_text(job)} for everyone")
+            return 0 if job.next is not None else CHECK
+        got = (workers.Claimed(job.next.id, False) if job.next
+               else workers.claim(layout, job.plan, job.worker, job.waits))
+        if got.step is not None or job.complete() or time.monotonic() >= deadline:
+            break
+        time.sleep(min(2.0, max(0.2, deadline - time.monotonic())))
+    if got.step is not None:
+        job = Job(layout, env)
+    text = next_text(job)
+    data = {"worker": job.worker, "step": got.step, "new": got.new, "complete": job.complete(), "next": text}
+    if args.json:
+        print(report.to_json(data))
+    elif got.step is not None:
+        verb = "claimed" if got.new else "already holds"
+        title = f" - {job.next.title}" if job.next is not None and job.next.title else ""
+        print(f"worker {job.worker} {verb} {got.step}{title}")
+    else:
+        print(f"nothing claimed for worker {job.worker}: {text}")
+    return 0 if got.step is not None else CHECK
+
+
+def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
+    job = Job(layout, _worker_env(args))
+    record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
+    if args.json:
+        print(report.to_json({"worker": job.worker, "released": record["step"] if record else None,
+                              "queued": bool(record and record.get("queued"))}))
+    elif record is None:
+        print(f"worker {job.worker} holds no step; nothing released")
+    else:
+        print(f"worker {job.worker} gave back {record['step']}: another worker may claim it now")
+    return CHECK if record is None else 0
+
+
+def cmd_store(args: argparse.Namespace, layout: location.Layout) -> int:
+    from store.cli import transfer
+
+    copy = transfer.push if args.action == "push" else transfer.pull
+    return copy(layout, args.url, args.job, args.json)
+
+
 def build_parser() -> argparse.ArgumentParser:
     import argparse
 
@@ -265,11 +355,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
     p.set_defaults(func=cmd_record)
     sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
-    p = sub.add_parser("status", help="progress, attempts, last entries, sessions")
+    p = sub.add_parser("status", help="the job's dashboard: progress, time, cost, tokens, tools, sessions, alerts")
+    p.add_argument("--json", action="store_true", help="the status document (schema baton.status, version 1)")
+    p.add_argument("--all", action="store_true", help="list every step, however long the plan")
     p.set_defaults(func=cmd_status)
     p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
     p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
     p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("report", help="the job's whole summary as text, or as one self-contained HTML page")
+    p.add_argument("--html", metavar="FILE", help="write the report as an HTML page to FILE")
+    p.set_defaults(func=cmd_report)
+    p = sub.add_parser("export", help="send the job's figures to an OpenTelemetry collector (OTLP/HTTP JSON) now")
+    p.add_argument("--print", action="store_true", help="print the request bodies instead of sending them")
+    p.set_defaults(func=cmd_export)
     p = sub.add_parser("log", help="the last ledger records")
     p.add_argument("-n", type=int, default=20, help="how many (default 20)")
     p.set_defaults(func=cmd_log)
@@ -293,6 +391,19 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--project", action="store_true", help="in the project's .claude/commands (the default)")
     where.add_argument("--user", action="store_true", help="in ~/.claude/commands")
     p.set_defaults(func=cmd_commands)
+    p = sub.add_parser("claim", help="take a ready step of a parallel plan for this worker")
+    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
+    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="poll until a step is ready")
+    p.set_defaults(func=cmd_claim)
+    p = sub.add_parser("release", help="give back the step this worker holds")
+    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
+    p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
+    p.set_defaults(func=cmd_release)
+    p = sub.add_parser("store", help="copy a job between .baton/steps.jsonl and a PostgreSQL database")
+    p.add_argument("action", choices=("push", "pull"), help="push: file to database; pull: database to file")
+    p.add_argument("url", nargs="?", default="", metavar="URL", help="the database (default: $BATON_DATABASE_URL)")
+    p.add_argument("--job", default="", metavar="NAME", help="the job's name (default: $BATON_JOB or the plan's)")
+    p.set_defaults(func=cmd_store)
     for name, command in sub.choices.items():
         if name != "once" and "--json" not in command._option_string_actions:  # once reads its own words
             command.add_argument("--json", action="store_true", help="print JSON for programs")
@@ -324,8 +435,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args = build_parser().parse_args(words)
         args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
-            raise BatonError("missing command; one of init, record, brief, status, verify, log, repair, merge, once, "
-                             "run, session, commands (see `baton --help`)")
+            raise BatonError("missing command; one of init, record, brief, status, report, export, verify, log, "
+                             "repair, merge, once, run, session, commands, claim, release, store (see `baton --help`)")
         if args.func is cmd_record and args.note[:1] == ["--json"]:  # `record STEP STATUS --json NOTE...`
             args.json, args.note = True, args.note[1:]
         return int(args.func(args, location.resolve()))

@@ -72,26 +72,26 @@ def _as_json(args: str, name: str) -> bool:
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.checkpoint import brief_news
+    from store.cli import views as report
     from store.monitor.limits import job_news
     from store.state.job import Job
 
     job = Job(layout, env)
     session = env.get("CLAUDE_CODE_SESSION_ID", "")
     if _as_json(args, "brief"):
-        from store.cli import views as report
-
         return report.to_json(report.brief_data(job, session))
-    return "baton brief:\n" + job.brief(session, [*job_news(job), *brief_news(job)])
+    gates = report.gates_news(job, env)
+    return "baton brief:\n" + job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)])
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import views as report
+    from store.state import journal
     from store.state.job import Job
-    from store.state.ledger import read_last
 
     as_json = _as_json(args, "status")
-    last, _ = read_last(layout.ledger, 5)
-    data = report.status_data(Job(layout, env), last)
+    last, _ = journal.last_records(layout, 5)
+    data = report.status_data(Job(layout, env), last, env)
     return report.to_json(data) if as_json else "baton status:\n" + report.status_text(data)
 
 
@@ -111,6 +111,12 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
     words, note = split_words(args, 1)
     if not words:
         raise BatonError("usage: /baton:approve STEP [NOTE]")
+    from store.cli.origin import nested_session
+
+    nested = nested_session(env)
+    if nested:
+        raise BatonError(f"refused /baton:approve: this prompt did not come from the person's own session ({nested}). "
+                         "Only a person approves, by typing it in their own session. [baton:nested-session]")
     return "baton: " + actions.approve_step(layout, env, words[0], note, PERSON.format(command="/baton:approve"))
 
 

@@ -1,4 +1,5 @@
-"""Running a step's ``validate`` command before it may be recorded ``done``."""
+"""Running a step's ``validate`` command before it may be recorded ``done``: in baton's sandbox where
+one can run (the command runs tests the model wrote), with what it left outside the step undone."""
 
 from __future__ import annotations
 
@@ -6,6 +7,12 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import List, Optional, Tuple, Union
+
+    from store.gate.sandbox import Policy
 
 DEFAULT_SECONDS = 600
 TAIL = 200
@@ -18,16 +25,30 @@ class Outcome:
     seconds: float = 0.0
 
 
-def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS) -> Outcome:
-    """Run ``command`` through the shell in the project root; stdout and stderr merged."""
+def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Optional[Tuple[str, Policy]] = None
+        ) -> Outcome:
+    """Run ``command`` through the shell in the project root, in ``sandbox`` (bwrap, policy) when
+    given; stdout and stderr merged."""
+    argv: Union[str, List[str]] = command
+    built = None
+    if sandbox is not None:
+        from store.gate.sandbox import build
+
+        built = build(sandbox[1])
+        argv = [sandbox[0], *built.args, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
     started = time.monotonic()
     try:
-        proc = subprocess.run(command, shell=True, cwd=str(cwd), stdin=subprocess.DEVNULL,
+        proc = subprocess.run(argv, shell=built is None, cwd=str(cwd), stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=seconds)
     except subprocess.TimeoutExpired:
         return Outcome(False, f"validate timed out after {seconds:g}s: {command}")
     except OSError as exc:
         return Outcome(False, f"validate could not start: {exc}")
+    finally:
+        if built is not None and sandbox is not None:
+            from store.gate.afterrun import check
+
+            check(built.after_check(sandbox[1]))
     seconds = round(time.monotonic() - started, 3)
     if proc.returncode == 0:
         return Outcome(True, "", seconds)

@@ -3,61 +3,93 @@
 from __future__ import annotations
 
 from store.base.text import one_line
-from store.state.brief import ALL_DONE, progress
+from store.state import leases, workers
 from store.state.job import Job
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Dict, Iterator, List, TextIO
+    from typing import Any, Dict, Iterator, List, Mapping, Optional, TextIO
 
 LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 
 
-def status_data(job: Job, last: List[Dict[str, Any]]) -> Dict[str, Any]:
-    plan, snap, torn = job.plan, job.snap, job.torn
-    prog = progress(plan, snap)
-    steps = []
-    for step in plan.steps:
-        info = snap.steps.get(step.id, {})
-        steps.append({"id": step.id, "status": info.get("status", "pending"), "attempt": info.get("attempt", 0),
-                      "ts": info.get("ts"), "note": info.get("note", ""),
-                      "approval": step.needs_approval, "approved": job.approved(step.id)})
-    return {"job": plan.job, "total": len(plan.steps), "done": len(prog.done),
-            "next": prog.next.id if prog.next else None, "running": list(prog.running),
-            "records": snap.seq, "torn_bytes": torn, "steps": steps, "last": last,
-            "sessions": snap.sessions, "sessions_total": snap.sessions_total, "problems": snap.problems,
-            "once": {"results": snap.once_results,
-                     "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])]},
-            "partial": job.partial}
+def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
+    """Whether Bash is enforced by baton's sandbox here, and why not when it is not."""
+    from store.gate.enforce import current_mode
+
+    mode = current_mode(job.plan, job.layout.project_dir, env)
+    return {"enforced": mode.kernel, "why": mode.why}
 
 
-def status_text(data: Dict[str, Any]) -> str:
-    head = f"job {data['job']}: " if data["job"] else ""
-    lines = [f"{head}{data['done']}/{data['total']} steps complete, {data['records']} ledger records",
-             f"next: {data['next'] if data['next'] is not None else ALL_DONE}", "steps:"]
-    for s in data["steps"]:
-        extra = f" attempt {s['attempt']}" if s["attempt"] else ""
-        gate = " [needs approval]" if s["approval"] and not s["approved"] else ""
-        note = f"  {one_line(s['note'], 60)}" if s["note"] else ""
-        lines.append(f"  {s['status']:<8} {one_line(s['id'], 60)}{extra}{gate}{note}")
-    if data["last"]:
-        lines.append("last entries:")
-        lines += ["  " + log_line(r) for r in data["last"]]
-    sessions = data["sessions"]
-    lines.append(f"sessions seen: {data['sessions_total']}" + (
-        " (latest: " + ", ".join(s[:8] for s in sorted(sessions, key=lambda k: -sessions[k]["last"])[:5]) + ")"
-        if sessions else ""))
-    lines += [f"problem: {p}" for p in data["problems"]]
-    once = data["once"]
-    if once["results"] or once["open"]:
-        lines.append(f"side effects (baton once): {once['results']} results, {len(once['open'])} open")
-        lines += [f"  open {one_line(o['key'], 60)} ({one_line(str(o.get('step')), 40)}) since {o.get('ts')}: running "
-                  "now, or unknown until settled" for o in once["open"]]
-    if data.get("partial"):
-        lines.append("note: read from the ledger's end while its snapshot is rebuilt; sessions and problems "
-                     "cover the latest records only")
-    return "\n".join(lines)
+def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:
+    """The brief's line when no sandbox can run: the gates then only read commands."""
+    data = sandbox_data(job, env)
+    if data["enforced"]:
+        return None
+    return (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
+            "not confined")
+
+
+def figures_of(job: Job) -> Dict[str, Any]:
+    """The job's figures caught up with everything on disk, and the alerts that now hold raised
+    (saved back when the store is writable)."""
+    from store.monitor import figures, watch
+
+    if not job.layout.root.is_dir():
+        return figures.catch_up(figures.new(), job.layout, job.plan)
+    try:
+        return watch.settle(job, person_sees=True)[0]
+    except OSError:  # a full disk or a read-only store: the figures are still worth showing
+        return figures.catch_up(figures.load(job.layout), job.layout, job.plan)
+
+
+def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """The status document (schema ``baton.status`` version 1, see the README)."""
+    import os
+
+    from store.monitor import exporting, summary, telemetry
+
+    data = summary.summarize(job, figures_of(job), last)
+    data.update(_parallel(job))
+    data["sandbox"] = sandbox_data(job, os.environ if env is None else env)
+    state = exporting.load_state(job.layout)
+    data["telemetry"] = {"enabled": telemetry.enabled(os.environ if env is None else env),
+                         "last_export": state["ok"], "last_try": state["tried"], "error": state["error"],
+                         "sent": {"points": state["metrics"], "records": state["logs"]}}
+    return data
+
+
+def _parallel(job: Job) -> Dict[str, Any]:
+    """What a parallel plan adds: who this is, what is ready, and every worker's lease."""
+    if not job.plan.parallel:
+        return {"parallel": False}
+    rows = [{"worker": lease.worker, "step": lease.step, "since": lease.since, "idle_seconds": round(lease.idle),
+               "lease_seconds_left": round(lease.left), "live": lease.left > 0} for lease in job.leases()]
+    ready = [s.id for s in workers.ready(job.plan, job.snap)]
+    return {"parallel": True, "worker": job.worker, "ready": ready, "workers": rows,
+            "lease_minutes": leases.lease_seconds(job.plan) / 60, "database_problem": job.problem,
+            "queued": job.queued}
+
+
+def status_text(data: Dict[str, Any], colour: bool = False, every: bool = False) -> str:
+    from store.cli import dashboard
+
+    text = dashboard.render(data, colour, every, log_line=log_line)
+    return "\n".join([text, *_workers_text(data)]) if data.get("parallel") else text
+
+
+def _workers_text(data: Dict[str, Any]) -> List[str]:
+    lines = [f"workers ({len(data['workers'])} holding a step; leases of {data['lease_minutes']:g} minutes; "
+             f"you are {one_line(data['worker'], 40)}):"]
+    for w in data["workers"]:
+        state = (f"active {w['idle_seconds']}s ago, {w['lease_seconds_left']}s of lease left" if w["live"]
+                 else f"lease expired {-w['lease_seconds_left']}s ago: claimable again")
+        lines.append(f"  {one_line(w['worker'], 40)}  {one_line(w['step'], 60)}  since {w['since']}  {state}")
+    lines.append("ready: " + (", ".join(one_line(s, 40) for s in data["ready"][:20]) or "(none)"))
+    if data.get("database_problem"):
+        lines.append(f"database: {data['database_problem']} ({data['queued']} record(s) queued)")
+    return lines
 
 
 def log_line(record: Dict[str, Any]) -> str:
@@ -87,7 +119,7 @@ def brief_data(job: Job, session: str) -> Dict[str, Any]:
     from store.monitor import limits, outcomes
 
     nxt = job.next
-    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": nxt is None,
+    return {"brief": job.brief(session), "next": nxt.id if nxt else None, "complete": job.complete(),
             "waiting": nxt.id if nxt is not None and job.waiting_for_approval() else None,
             "limits": limits.reached(job.plan.limits, job.snap, outcomes.read_counters(job.layout)),
             "last": job.snap.last}

@@ -4,7 +4,8 @@ A command passes when it writes nothing protected and either the step does not r
 or it is read-only, or it matches one of the step's ``bash`` patterns (and chains nothing else),
 or everything it writes is known and inside the step's ``writes``. A command whose effect cannot
 be told (an interpreter, an unknown program, a variable as a target) is denied while writes are
-restricted: the reason says so and suggests a ``bash`` pattern. ``baton`` itself may be run,
+restricted, unless it will run in baton's sandbox (``kernel``), whose mounts then hold the limits:
+the reason says so and suggests a ``bash`` pattern. The job's rules apply in both modes. ``baton`` itself may be run,
 except ``approve`` (a person's act) and ``init`` over an existing plan; the command that
 ``baton once`` runs is checked like any other, and a command matching the plan's ``effects``
 must run through ``baton once``.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import os
 
 from store.base import paths as scope
-from store.gate import effects, patterns
+from store.gate import effects, patterns, runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
-BATON_WRITE = ("record", "once")
+BATON_WRITE = ("record", "once", "claim", "release")
 
 
 def _subcommand(argv: Sequence[str]) -> str:
@@ -52,7 +53,7 @@ def _baton_verdict(invocations: Sequence[Tuple[str, ...]], plan: Optional[Plan])
                                         "the person's decision. Ask them if the plan needs to change.")
         if sub and sub not in BATON_READ + BATON_WRITE + ("init",):
             return refuse("baton-cmd", f"baton denied `baton {sub}`: not a command the agent may run (use brief, "
-                                       "status, log, record).")
+                                       "status, log, record, claim, release).")
     return None
 
 
@@ -61,7 +62,9 @@ def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]])
 
 
 def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
-                read_only: Optional[Tuple[str, str]]) -> Optional[str]:
+                read_only: Optional[Tuple[str, str]], kernel: bool = False) -> Optional[str]:
+    """``None`` to let the command run, else the reason to refuse it. ``kernel``: the command will run
+    in baton's sandbox, so a command whose effect cannot be told is left to the kernel's limits."""
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
@@ -70,7 +73,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
     result = analyse(command, call.cwd, call.home)
-    verdict = _baton_verdict(result.baton, plan) or _protected_writes(call, result, plan)
+    outputs, unknown_output = runners.outputs(command, call.cwd)  # test runners' report files, beyond pytest's
+    verdict = _baton_verdict(result.baton, plan) or _protected_writes(call, (*result.writes, *outputs), plan)
     if verdict:
         return verdict
     opaque = list(result.opaque) + _hidden_effects(call, result)
@@ -83,7 +87,9 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
                                    f"({opaque[0]}). Use `baton record` to change the ledger.")
     harmless = not opaque and (result.readonly or (
         _baton_only(result.commands, result.baton) and not result.writes))
-    if read_only and not harmless:
+    # with the sandbox, what only reading allows runs with nothing writable; `baton once` records outside it
+    once = any(_subcommand(argv) == "once" for argv in result.baton)
+    if read_only and not harmless and (not kernel or result.writes or outputs or once):
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
     if rules.tools is not None and "Bash" not in rules.tools:
@@ -94,12 +100,13 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return None
     if matches_any(command, rules.bash) or (inner and matches_any(inner, rules.bash)):
         # the person allowed this command (or the one a lone `baton once` runs); what it names still counts
-        return _outside_writes(call, rules, result.writes, ())
-    return _outside_writes(call, rules, result.writes, opaque)
+        return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel or not unknown_output else
+                               ("a test runner's output option is not a plain path",))
+    return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel else opaque)
 
 
-def _protected_writes(call: Call, result: Scan, plan: Optional[Plan]) -> Optional[str]:
-    for target in result.writes:
+def _protected_writes(call: Call, writes: Sequence[str], plan: Optional[Plan]) -> Optional[str]:
+    for target in writes:
         real = os.path.realpath(target)
         found = protected(call, real, os.path.normpath(target), plan) or hard_link(call, real, plan)
         if found:

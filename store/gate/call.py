@@ -9,6 +9,7 @@ reason for the model, then ``[baton:CODE]``, the code that names the check that 
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from store.base import paths as scope
@@ -34,6 +35,12 @@ PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "published": {},
 }
 CHAINS = ";&|<>`\n\r"  # with "$(": what joins, pipes or redirects commands (no regex compiled at import)
+# While a job is active no tool writes these: Claude Code, MCP, editors, direnv, git or a shell run
+# what they hold later, outside baton's sandbox. Relative to the project, then to the home folder.
+PROJECT_CODE = (".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
+                ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
+HOME_CODE = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".gitconfig",
+             ".config/git", ".claude", ".claude.json", ".ssh", ".local/bin", ".config/baton")
 
 
 def refuse(code: str, reason: str) -> str:
@@ -94,13 +101,25 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
     if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
+    if plan and runs_code(call, real):
+        return "runs-code", ("Claude Code, git or your shell would run what it holds later, outside baton's sandbox, "
+                             "so while a job is active only the person edits it")
     return None
 
 
+def runs_code(call: Call, real: str) -> bool:
+    """``real`` is one of the files that make other programs run code later (:data:`PROJECT_CODE`)."""
+    home = os.path.realpath(call.home)
+    return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+        any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+
+
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
-    """(code, why) when ``real`` is a file with other hard links, one of them baton's own file or
-    the key (then writing it writes them), or any while the plan protects paths (which cannot all be
-    listed). A new hard link is caught where it is made: ``ln`` counts its source as written."""
+    """(code, why) when writing ``real`` would also write a file by another name: a file with other
+    hard links, one of them baton's own file or the key (found by looking there), or any while a
+    job is active, since its other names may lie outside the step's writes, under ``protect`` or
+    among the files that run code later, and cannot be listed. A new hard link is caught where it
+    is made: ``ln`` counts its source as written."""
     try:
         info = os.stat(real)
     except OSError:
@@ -120,16 +139,21 @@ def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str
                 continue
             if (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino):
                 return code, f"it is a hard link to {name} in {folder}, {what}"
-    if plan and plan.protect:
-        return "protect", ("it has other hard links, and with `protect` globs in the plan baton cannot tell that "
-                           "none of them is protected")
+    if plan is not None:
+        return "hard-link", (f"it has {info.st_nlink} hard links, and while a job is active baton cannot tell that "
+                             "none of the other names is outside the step's writes or protected")
     return None
+
+
+BATON_TABLES = r"\bbaton_(?:records|jobs|claims|writes|meta)\b"  # store.backend.postgres
 
 
 def mentions_protected(command: str) -> Optional[str]:
     folded = scope.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
+    if "baton_" in folded and re.search(BATON_TABLES, folded):  # re: loaded with json; compiled only when needed
+        return "the command names baton's tables in the job's database, which change only through `baton record`"
     return None
 
 

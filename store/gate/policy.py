@@ -104,6 +104,19 @@ def waiting_reason(step: Step) -> Tuple[str, str]:
                        "yourself.")
 
 
+def no_claim_reason(job: Job) -> str:
+    """Why a worker of a parallel plan that holds no step may only read, and what to do."""
+    lost = [(step, entry) for step, entry in job.snap.claims.items()
+            if (entry.get("after") or {}).get("worker") == job.worker and entry.get("worker") != job.worker]
+    head = "this job runs steps in parallel and you hold none"
+    if lost:
+        step, entry = lost[0]
+        head = (f"your claim on {step} lapsed (no activity for longer than its lease) and worker "
+                f"{str(entry.get('worker'))[:12]} holds it now")
+    return (f"{head}, so only reading is allowed. Run `baton claim` to take a ready step, then work on the NEXT it "
+            "gives you; if nothing is ready, stop.")
+
+
 def limit_reason(hit: Sequence[str]) -> Tuple[str, str]:
     return "limit", (f"the job reached its limit ({', '.join(hit)}), so only reading is allowed. Stop and report "
                      "to the person; they can raise the limit in .baton/plan.json.")
@@ -121,18 +134,27 @@ def _already_changed(call: Call, counters: Mapping[str, Any]) -> bool:
 
 def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
     """(code, why) when only reading is allowed now: NEXT waits for a person, a job limit is
-    reached, the step has changed as many files as ``limits.changed_files`` allows, or baton has
-    not finished reading a long ledger, so NEXT is not known for sure (fail closed)."""
+    reached, the step has changed as many files as ``limits.changed_files`` allows, baton has not
+    finished reading a long ledger, so NEXT is not known for sure (fail closed), the job's database
+    cannot be reached, or this worker of a parallel plan holds no step."""
+    if job.problem:
+        return "database", (f"the job's database cannot be reached ({job.problem}), so which step you hold "
+                            "cannot be checked and only reading is allowed until it is back (baton record still "
+                            "works: it queues the record).")
     nxt = job.next
     if job.unresolved:
         return "reading", ("baton has not finished reading this job's long ledger (a fresh clone, say), so it cannot "
                            "tell which step is NEXT yet; only reading is allowed until it has. Try again in a minute.")
+    if nxt is None and job.plan.parallel and not job.complete():
+        return "no-claim", no_claim_reason(job)
     if nxt is not None and job.waiting_for_approval():
         return waiting_reason(nxt)
     from store.monitor import limits, outcomes  # a job's calls only: a project without one needs neither
 
     counters = outcomes.read_counters(job.layout)
     hit = limits.reached(job.plan.limits, job.snap, counters)
+    if job.plan.parallel:
+        counters = outcomes.for_worker(counters, job.worker)
     if hit:
         return limit_reason(hit)
     over = nxt is not None and limits.step_files_over(job.plan.limits, counters, nxt.id)

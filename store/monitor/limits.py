@@ -1,7 +1,9 @@
 """Job-level limits: which of the plan's ``limits`` the job has reached, from cheap counters.
 
-Cost is the larger of what the hooks summed from transcripts and what ``session`` records report
-(``baton run`` and Agent SDK scripts write one per Claude Code session).
+Cost is the larger of the job's reported cost in the figures (``counters.json``'s ``cost_usd``, see
+:mod:`store.monitor.costs`, which already counts ``session`` records) and the snapshot's sum of
+``session`` records (``baton run`` and Agent SDK scripts write one per Claude Code session), which
+is ahead of the figures until the next Stop or ``baton status`` catches them up.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def job_news(job: Job) -> List[str]:
     """:func:`news` for a loaded job: nothing when no step is left or the plan sets no limits."""
     if job.next is None or not job.plan.limits:
         return []
-    from store.monitor.outcomes import read_counters
+    from store.monitor.counters import read_counters
 
     return news(job.plan.limits, job.snap, read_counters(job.layout))
 

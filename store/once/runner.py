@@ -5,7 +5,12 @@ result. ``settle`` records what a person or the model found out about an unknown
 Exit codes: the command's own when it ran or was replayed; 3 when the outcome is unknown (an
 earlier run died between intent and result, or this run was interrupted or its command killed by
 a signal); 1 when the job's ``external_ops`` limit is reached or a settlement is refused; 2 for
-bad usage. A result is appended only after the command exited by itself.
+bad usage. A result is appended only after the command exited by itself. When baton's gate
+started this ``baton once`` for the model, ``BATON_ONCE_PREFIX`` names the command line (written by
+the gate in ``.baton/run/``) that starts the command inside baton's sandbox: it runs there, while
+the records are written here, outside. It needs the file store: its index finds records by their
+offset in ``steps.jsonl``, and its key lock is a file on this machine, so with a job kept in a
+database it refuses to run (README: "The PostgreSQL store").
 """
 
 from __future__ import annotations
@@ -78,6 +83,15 @@ def unknown_message(key: str, intent: Dict[str, Any], snap: Snapshot) -> str:
             f"{effects.idempotency_key(snap.first_hash, key)}), then settle it: {effects.settle_hint(key)}")
 
 
+def file_store_only(layout: Layout) -> None:
+    """Refuse before anything is looked up or run when the job is kept in a database."""
+    if journal.shared() is not None:
+        raise BatonError("baton once needs the job in .baton/steps.jsonl: its index finds records by their byte "
+                         "offset there and its key lock is a file on this machine, so with the job in a database "
+                         "(BATON_DATABASE_URL or BATON_STORE) nothing is run; run the command without baton once, "
+                         f"or keep this job in files ({layout.plan})")
+
+
 def _program(argv: Sequence[str], env: Mapping[str, str]) -> str:
     name = argv[0]
     found = shutil.which(name, path=env.get("PATH")) if "/" not in name else (
@@ -85,6 +99,20 @@ def _program(argv: Sequence[str], env: Mapping[str, str]) -> str:
     if found is None:
         raise BatonError(f"cannot run {name!r}: not found or not executable; nothing was recorded")
     return found
+
+
+def _sandbox_prefix(env: Mapping[str, str]) -> Tuple[str, ...]:
+    """The command line the gate gave to start the command in its sandbox (``()``: none given)."""
+    path = env.get("BATON_ONCE_PREFIX", "")
+    if not path:
+        return ()
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except OSError as exc:
+        raise BatonError(f"cannot read the sandbox this command must run in ({path}: {exc.strerror}); nothing was "
+                         "run or recorded") from None
+    return tuple(part.decode("utf-8", "surrogateescape") for part in raw.split(b"\0")[:-1])
 
 
 def _limit_guard(layout: Layout, cap: Optional[float]) -> Callable[[Snapshot], None]:
@@ -101,6 +129,7 @@ def _limit_guard(layout: Layout, cap: Optional[float]) -> Callable[[Snapshot], N
 def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[str],
              id_from: Optional[Pattern[str]], id_json: Optional[str], say: Say, show: Say) -> int:
     """``baton once KEY -- ARGV``; returns the exit code (see the module docstring)."""
+    file_store_only(layout)
     plan = load_plan(layout.plan)
     lock = keylock.KeyLock(layout, check_key(key))
     lock.acquire(on_wait=lambda: say(f"baton: once {key} is running in another process; waiting for its result"))
@@ -116,11 +145,13 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
             say(unknown_message(key, record, snap))
             return UNKNOWN
         _program(argv, env)
+        prefix = _sandbox_prefix(env)  # before the intent: a sandbox that cannot be had runs nothing
         step = progress(plan, snap).next
         intent = journal.append(layout, step.id if step else "-", "intent", redact.command(argv), sync=True,
                                 guard=_limit_guard(layout, plan.limits.get("external_ops")), key=key)
         first = snap.first_hash or str(intent["hash"])
-        code, finished = _run_and_record(layout, env, key, argv, intent, first, (id_from, id_json), say, lock.fd)
+        code, finished = _run_and_record(layout, env, key, (*prefix, *argv), intent, first, (id_from, id_json), say,
+                                         lock.fd)
         return code
     finally:
         lock.release(remove=finished)
@@ -129,7 +160,8 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
 def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[str], intent: Dict[str, Any],
                     first_hash: str, id_options: Tuple[Optional[Pattern[str]], Optional[str]],
                     say: Say, lock_fd: int) -> Tuple[int, bool]:
-    run_env = {**env, "BATON_IDEMPOTENCY_KEY": effects.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
+    run_env = {**{k: v for k, v in env.items() if k != "BATON_ONCE_PREFIX"},
+               "BATON_IDEMPOTENCY_KEY": effects.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
     step = str(intent["step"])
     try:
         outcome = child.run(argv, run_env, os.getcwd(), keep_fd=lock_fd)
@@ -167,6 +199,7 @@ def settle(layout: Layout, key: str, outcome: str, evidence: str) -> str:
     """Record what was found out about an unknown outcome: ``done`` (it happened: replays exit 0),
     ``failed`` (it did not work: replays exit 1) or ``retry`` (it did not happen: the key may run
     again). ``retry`` also reopens a key whose command failed, to try it again on purpose."""
+    file_store_only(layout)
     load_plan(layout.plan)
     if outcome not in OUTCOMES:
         raise BatonError(f"settle: outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")

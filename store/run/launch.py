@@ -4,7 +4,8 @@
 the model can record progress when no one is there to answer a permission prompt), the plugin
 directory when one is given, ``--max-turns`` and ``--max-budget-usd`` from what is left of the job's
 limits (or the person's own, smaller values after ``--``), ``--resume`` when resuming, then the
-person's arguments. ``OTEL_RESOURCE_ATTRIBUTES`` gets ``baton.job=<job id>`` appended.
+person's arguments. ``OTEL_RESOURCE_ATTRIBUTES`` gets ``baton.job.id=<job id>`` appended: the
+attribute baton's own export puts on every point, so a backend can join the two.
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def environment(env: Mapping[str, str], job_id: str) -> Dict[str, str]:
     from urllib.parse import quote
 
     out = dict(env)
-    mine = f"baton.job={quote(job_id, safe='')}"
+    mine = f"baton.job.id={quote(job_id, safe='')}"
     before = out.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().rstrip(",")
     out["OTEL_RESOURCE_ATTRIBUTES"] = f"{before},{mine}" if before else mine
     return out

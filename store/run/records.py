@@ -12,7 +12,6 @@ from __future__ import annotations
 from store.base.errors import BatonError
 from store.run.stream import ENDINGS
 from store.state import journal
-from store.state.ledger import read_last
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -27,7 +26,7 @@ def recorded_cost(layout: Layout, session_id: str) -> float:
     """What earlier ``session`` records of ``session_id`` (among the last LOOK_BACK) already counted."""
     if not session_id:
         return 0.0
-    records, _ = read_last(layout.ledger, LOOK_BACK)
+    records, _ = journal.last_records(layout, LOOK_BACK)  # in the job's database, when it is kept there
     return sum(float(r["cost_usd"]) for r in records
                if r.get("status") == "session" and r.get("session") == session_id
                and isinstance(r.get("cost_usd"), (int, float)) and not isinstance(r.get("cost_usd"), bool))

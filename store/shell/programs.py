@@ -45,7 +45,8 @@ def is_baton(word: Word) -> bool:
 
 
 def _is_store(word: Word) -> bool:
-    return word.text == "store" or word.endswith("/store") or word.endswith("/store/")
+    """``python3 <root>/store`` or ``python3 <root>/bin/baton`` (how the sandbox runs ``baton``) is baton."""
+    return word.text == "store" or word.endswith("/store") or word.endswith("/store/") or is_baton(word)
 
 
 def baton(cmd: Command, name: str, args: list[Word]) -> None:

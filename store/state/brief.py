@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from store.base.text import join_within, one_line
 from store.base.values import Frozen
+from store.state import workers
+from store.state.leases import Lease, others_line
+from store.state.leases import short as short_worker
 from store.state.plan import Plan, Step
 from store.state.snapshot import Snapshot
 
@@ -34,12 +37,18 @@ class Progress(Frozen):
         self.running = running  # steps whose latest record is "running"
 
 
-def progress(plan: Plan, snap: Snapshot) -> Progress:
+def progress(plan: Plan, snap: Snapshot, worker: str = "") -> Progress:
+    """What is done, NEXT for ``worker`` (see ``workers.next_for``), and what is running."""
     status = {sid: str(snap.steps.get(sid, {}).get("status", "")) for sid in plan.ids}
     done = tuple(sid for sid in plan.ids if status[sid] in COMPLETE)
-    nxt = next((s for s in plan.steps if status[s.id] not in COMPLETE), None)
+    nxt = workers.next_for(plan, snap, worker)
     running = tuple(sid for sid in plan.ids if status[sid] == "running")
     return Progress(done, nxt, running)
+
+
+def _waits(plan: Plan, step_id: str, approved: Callable[[str], bool]) -> bool:
+    step = plan.step(step_id)
+    return step is not None and step.needs_approval and not approved(step_id)
 
 
 def _short(name: str) -> str:
@@ -90,7 +99,7 @@ def _last_line(snap: Snapshot) -> List[str]:
 
 
 def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
-          approved: Callable[[str], bool]) -> List[str]:
+          approved: Callable[[str], bool], leases: Sequence[Lease] = (), worker: str = "") -> List[str]:
     news = []
     nxt = prog.next
     if nxt is not None:
@@ -101,7 +110,16 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
         if nxt.needs_approval and not approved(nxt.id):
             news.append(f"WAITING: {_short(nxt.id)} needs a person's approval (they type /baton:approve "
                         f"{_short(nxt.id)}); until then only read, and do not record it")
-    for sid in prog.running[:3]:
+    left = workers.left_running(snap, nxt.id) if nxt is not None else None
+    if nxt is not None and left is not None:
+        how = "gave it back" if left[2] else "stopped showing activity until its lease expired"
+        news.append(f"LEFT RUNNING: {_short(nxt.id)} was claimed by worker {short_worker(left[0])} at {left[1]}, "
+                    f"which {how} without recording it done: it may be partly done; verify its effects before "
+                    "redoing it")
+    running = prog.running  # in a parallel plan only NEXT's matters: the other running steps are others' work
+    if plan.parallel:
+        running = tuple(s for s in running if nxt is not None and s == nxt.id and left is None)
+    for sid in running[:3]:
         info = snap.steps.get(sid, {})
         owner = str(info.get("session") or "")
         if owner and owner == session:
@@ -114,16 +132,25 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
                     "next record repairs it")
     for problem in snap.problems[:2]:
         news.append(f"DEGRADED: ledger damaged at {one_line(problem, 120)}; run `baton verify`")
+    others = others_line(leases, worker) if plan.parallel else None
+    news += [others] if others else []
     return news
 
 
 def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
-           approved: Optional[Callable[[str], bool]] = None) -> str:
-    """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long."""
-    prog = progress(plan, snap)
+           approved: Optional[Callable[[str], bool]] = None, worker: str = "",
+           leases: Sequence[Lease] = (), idle: Optional[str] = None) -> str:
+    """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long.
+    ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing;
+    ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready)."""
+    prog = progress(plan, snap, worker)
     approved = approved or (lambda sid: sid in snap.approvals)
-    head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), _next_line(prog.next), *_last_line(snap)]
-    lines = head + [one_line(n, NEWS_LINE) for n in [*_news(plan, snap, prog, session, torn, approved), *news]]
+    next_line = _next_line(prog.next)
+    if prog.next is None and plan.parallel and len(prog.done) < len(plan.ids):
+        next_line = "NEXT: " + (idle or workers.idle_next(plan, snap, worker, lambda s: _waits(plan, s, approved)))
+    head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), next_line, *_last_line(snap)]
+    found = _news(plan, snap, prog, session, torn, approved, leases, worker)
+    lines = head + [one_line(n, NEWS_LINE) for n in [*found, *news]]
     while len("\n".join(lines)) > MAX_CHARS and len(lines) > len(head):
         lines.pop()
     return "\n".join(lines)[:MAX_CHARS]

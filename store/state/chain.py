@@ -23,7 +23,7 @@ from store.state.sealing import sealed_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple
+    from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 CHUNK = 8 << 20
 SPLIT_BYTES = 32 << 20  # from this size verify checks two halves at once
@@ -61,6 +61,22 @@ def _walk(lines: List[bytes], prev: Optional[Dict[str, Any]], line_no: int) -> T
             return prev, f"line {line_no + offset + 1}: {exc}"
         prev = record
     return prev, ""
+
+
+def verify_lines(lines: Iterable[Tuple[int, bytes, bool]]) -> Verdict:
+    """The full check over ``(position, line, complete)`` in order, for records that are not one
+    file (a database's): the first bad line is named as :func:`verify` names it."""
+    prev: Optional[Dict[str, Any]] = None
+    count = 0
+    for _, raw, complete in lines:
+        last_hash = prev["hash"] if prev else GENESIS
+        if not complete:
+            return Verdict(count, last_hash, len(raw), "")
+        prev, problem = _walk([raw], prev, count)
+        if problem:
+            return Verdict(count, last_hash, 0, problem)
+        count += 1
+    return Verdict(count, prev["hash"] if prev else GENESIS, 0, "")
 
 
 def _scan(path: Path, start: int, stop: int, count: int, last_hash: str) -> Verdict:

@@ -1,11 +1,13 @@
-"""One job as the hooks and the CLI see it: plan, up-to-date snapshot, valid approvals, NEXT."""
+"""One job as the hooks and the CLI see it: plan, up-to-date snapshot, valid approvals, NEXT for
+this worker, and, with a database, whether it could be reached."""
 
 from __future__ import annotations
 
 import os
+import time
 
-from store.state import journal
-from store.state.brief import progress
+from store.state import journal, workers
+from store.state.leases import Lease, file_leases, shared_leases
 from store.state.location import PLAN
 from store.state.plan import Plan, Step, load_plan
 
@@ -20,17 +22,49 @@ class Job:
     """Loaded once per process; reads only the plan, the snapshot and a stat of the ledger. A ledger
     far ahead of its snapshot (a fresh clone) is read from its end for the plan's steps (``partial``)."""
 
-    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, quick: bool = True) -> None:
+    def __init__(self, layout: Layout, env: Mapping[str, str], save: bool = True, quick: bool = True,
+                 fresh: bool = True) -> None:
+        """``fresh=False``: with a database, a copy a few seconds old will do (the hooks' hot path)."""
         self.layout, self.env = layout, env
         self.plan: Plan = load_plan(layout.file(PLAN))
-        steps = self.plan.ids if quick else None
+        self.worker = workers.identity(env)
+        # A quick read is exact for each step's latest record but not for claims (who holds a step
+        # depends on every claim, release and end since): a parallel plan always reads the whole state.
+        steps = self.plan.ids if quick and not self.plan.parallel else None
         loaded = journal.read_state(layout, save=save, steps=steps,
-                                    approvals=[s.id for s in self.plan.steps if s.needs_approval])
+                                    approvals=[s.id for s in self.plan.steps if s.needs_approval],
+                                    worker=self.worker, fresh=fresh)
         self.snap, self.torn = loaded.snapshot, loaded.torn
         self.partial, self.unresolved = loaded.partial, loaded.unresolved
+        self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached
+        self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
+        self._times = (getattr(loaded, "since", 0.0), getattr(loaded, "fetched", 0.0))
+        self._shared_leases = getattr(loaded, "leases", None)
         self._approvals: Optional[Dict[str, str]] = None  # checked on first use: most calls never need it
         self.key_problem = ""
-        self.next: Optional[Step] = progress(self.plan, self.snap).next
+        self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
+
+    def leases(self) -> List[Lease]:
+        """Every step held by a worker, with its lease."""
+        if self._shared_leases is not None:
+            return shared_leases(self.plan, self.snap, self._shared_leases)
+        return file_leases(self.layout, self.plan, self.snap)
+
+    def waits(self, step_id: str) -> bool:
+        """True when ``step_id`` needs a person's approval it does not have yet."""
+        step = self.plan.step(step_id)
+        return step is not None and step.needs_approval and not self.approved(step_id)
+
+    def complete(self) -> bool:
+        return workers.all_complete(self.plan, self.snap)
+
+    def take_step(self) -> str:
+        """In a parallel plan, claim a ready step for this worker when it holds none. Returns the
+        step claimed ("" when none was), or raises :class:`BatonError` when it cannot be tried."""
+        if not self.plan.parallel or self.next is not None or self.complete():
+            return ""
+        got = workers.claim(self.layout, self.plan, self.worker, self.waits)
+        return got.step or ""
 
     @property
     def approval_verdicts(self) -> Dict[str, str]:
@@ -52,8 +86,24 @@ class Job:
         return os.path.realpath(self.layout.state_dir)
 
     def approved(self, step_id: str) -> bool:
-        return (step_id in self.snap.approvals and self.approval_verdicts.get(step_id) == "valid"
-                and not self.approval_widened(step_id))
+        """A signed approval given while the step was waiting (every step it waits for complete, and
+        recorded before the approval: an approval given ahead of time counts for nothing), for a
+        plan that does not now let the step do more than was approved. A step waits for every step
+        before it, or in a parallel plan for its ``needs``."""
+        entry = self.snap.approvals.get(step_id)
+        if entry is None or self.approval_verdicts.get(step_id) != "valid" or self.approval_widened(step_id):
+            return False
+        seq = entry.get("seq")
+        index = next((i for i, step in enumerate(self.plan.steps) if step.id == step_id), None)
+        if index is None or not isinstance(seq, int):
+            return False
+        before = self.plan.needs_of(index) if self.plan.parallel else self.plan.ids[:index]
+        for sid in before:
+            info = self.snap.steps.get(sid, {})
+            if info.get("status") not in ("done", "skipped") or not isinstance(info.get("seq"), int) or \
+                    info["seq"] > seq:
+                return False
+        return True
 
     def approval_widened(self, step_id: str) -> Sequence[str]:
         """Why the step's approval no longer counts: the plan now lets it do more (empty: it holds)."""
@@ -130,7 +180,17 @@ class Job:
                          f"counts: the plan was edited since, and the step may now do more ({'; '.join(why)})")
         degraded = health.degraded_news(self.layout, str((self.snap.last or {}).get("ts", "")), self.env)
         extra += [degraded] if degraded else []
-        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved)
+        if self.problem:
+            since, seen = (time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t)) if t else "?" for t in self._times)
+            extra.append(f"DEGRADED: the job's database cannot be reached since {since} (the state shown is as of "
+                         f"{seen}); {self.queued} record(s) queued in .baton/queue.jsonl are written when it is "
+                         f"back, and claims and writes wait until then: {self.problem}")
+        elif self.queued:
+            extra.append(f"DEGRADED: {self.queued} record(s) are still queued in .baton/queue.jsonl for the database")
+        leases = self.leases() if self.plan.parallel else []
+        idle = "(no step claimed by you: claims wait until the job's database is back)" if self.problem else None
+        return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases,
+                      idle)
 
     def _once_news(self) -> List[str]:
         """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""

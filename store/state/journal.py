@@ -2,14 +2,18 @@
 
 This is the interface the CLI, the hooks and the monitors use; where the records are kept lies
 below it (``steps.jsonl`` through ``store.state.ledger``, ``state.json`` through
-``store.state.snapshot``), so another backend can sit behind the same calls.
+``store.state.snapshot``; or the database the environment selects, through ``store.state.remote``,
+see :func:`shared`), so the callers are the same for either.
 
-An append takes the lock, repairs a torn tail left by a killed writer, reads the state, seals the
+Every record goes through :func:`commit_if` (:func:`commit` for a record known in advance). An
+append takes the lock, repairs a torn tail left by a killed writer, reads the state, seals the
 record onto the chain and writes it in one ``write`` call with fsync. That write is the commit
 point: saving the snapshot afterwards is best effort, and when it fails the record stands and the
 caller gets a warning, not an error. A *retry* (see ``store.state.attempts``) adds nothing and
 returns the record already there. ``baton once`` entries move from the snapshot into their
-index shards (``store.state.effects``) whenever the snapshot is saved.
+index shards (``store.state.effects``) whenever the snapshot is saved. With a database the
+transaction's commit is the commit point, and a record that judges nothing is kept in the
+clone's queue while the server cannot be reached (``store.state.remote``).
 """
 
 from __future__ import annotations
@@ -22,15 +26,18 @@ import time
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
 from store.state import snapshot
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_tail, seal
+from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state.location import LEDGER, LOCK, SNAPSHOT, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, TextIO
+    from types import ModuleType
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TextIO, Tuple
 
     from store.state.chain import Verdict
+
+    Chosen = Tuple[str, str, str, Dict[str, Any]]  # step, status, note, extra fields
 
 NOTE_CAP = 300
 STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
@@ -61,8 +68,9 @@ def warn_torn(torn: int, stream: Optional[TextIO] = None) -> None:
 
 
 class Committed(Frozen):
-    """What an append did: the record (the one already there, for a retry), the state after it,
-    and warnings for the person (the record stands whatever they say)."""
+    """What an append did: the record (the one already there, for a retry; with a database that
+    cannot be reached, the record as queued, ``queued: True``), the state after it, and warnings
+    for the person (the record stands whatever they say)."""
 
     __slots__ = ("record", "loaded", "retry", "warnings")
 
@@ -70,12 +78,57 @@ class Committed(Frozen):
         self.record, self.loaded, self.retry, self.warnings = record, loaded, retry, tuple(warnings)
 
 
+class Take(Frozen):
+    """A claim a database decides itself (``SELECT ... FOR UPDATE SKIP LOCKED``): ``names(snapshot)``
+    lists the steps to try in order, ``pick(snapshot, step)`` the record for the step it locked
+    (``None``: no longer claimable), ``lease_seconds`` how long a silent holder keeps a step."""
+
+    __slots__ = ("worker", "lease_seconds", "names", "pick")
+
+    def __init__(self, worker: str, lease_seconds: float, names: Callable[[Snapshot], Sequence[str]],
+                 pick: Callable[[Snapshot, str], Optional[Chosen]]) -> None:
+        self.worker, self.lease_seconds, self.names, self.pick = worker, lease_seconds, names, pick
+
+
+def shared() -> Optional[ModuleType]:
+    """Where the records are kept: ``None`` for ``.baton/steps.jsonl``, else the module that keeps
+    them in the database the environment selects."""
+    from store.backend.choice import selected
+
+    if selected(os.environ) is None:
+        return None
+    from store.state import remote
+
+    return remote
+
+
+def refresh_shared(root: str, project: str, worker: str) -> None:
+    """Read a job kept in a database into the clone's copy (what a hook starts in the background);
+    one at a time per clone, and a failure is reported as a hook's would be (DEGRADED)."""
+    from store.base import durable
+
+    layout = Layout(root, project)
+    with durable.locked(layout.file("refresh.lock")):  # mirror.REFRESH_LOCK
+        try:
+            read_state(layout, worker=worker, fresh=True)
+        except Exception as exc:  # noqa: BLE001 - a detached process: its only voice is errors.log
+            from store.state import health
+
+            health.report_failure(layout, "refresh", f"{type(exc).__name__}: {exc}"[:300])
+
+
 def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]] = None,
-               approvals: Sequence[str] = ()) -> Loaded:
+               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True) -> Loaded:
     """The job's state. Given the plan's ``steps`` (and the steps that need an approval), a ledger
     too far ahead of the saved snapshot is read quickly from its end (a partial state, exact for
-    those steps) while a detached process rebuilds the snapshot; otherwise the snapshot is caught
-    up here and, when ``save``, saved back under the lock."""
+    those steps but not for claims: a parallel plan passes no ``steps``) while a detached process
+    rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
+    under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
+    ``worker`` is marked active."""
+    remote = shared()
+    if remote is not None:
+        loaded: Loaded = remote.read_state(layout, worker, fresh, fields)
+        return loaded
     # path strings: a hook reading an up-to-date snapshot needs no pathlib
     base = snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER))
     behind = snapshot.ledger_size(layout.file(LEDGER)) - (base.offset if base is not None else 0)
@@ -157,6 +210,15 @@ def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]
     return tail.last
 
 
+def fields(snap: Snapshot, step: str, status: str, note: str, extra: Mapping[str, Any]) -> Dict[str, Any]:
+    """The fields of a new record (all but seq, prev and hash) on the state ``snap``."""
+    from store.state import attempts
+
+    return {"ts": now_iso(), "step": step, "status": status, "note": cap_note(note),
+            "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""), "attempt": attempts.number(snap, step, status),
+            **extra}
+
+
 def commit(layout: Layout, step: str, status: str, note: str = "", extra: Optional[Mapping[str, Any]] = None,
            steps: Optional[Sequence[str]] = None, retry_check: bool = True, sync: Optional[bool] = None,
            guard: Optional[Callable[[Snapshot], None]] = None) -> Committed:
@@ -164,7 +226,32 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
     ``steps``: the plan's steps, for the state returned; a ledger far ahead of its snapshot is then
     read quickly for them (for ``step`` alone when not given) and rebuilt aside. ``sync`` overrides
     ``BATON_FSYNC`` (``baton once`` always makes its records durable); ``guard`` sees the whole
-    current state inside the lock and may raise to append nothing."""
+    current state inside the lock (a database's transaction) and may raise to append nothing. With
+    a database that cannot be reached, a record without a guard is queued in the clone."""
+    chosen: Chosen = (step, status, note, dict(extra or {}))
+
+    def choose(snap: Snapshot) -> Chosen:
+        if guard is not None:
+            guard(snap)
+        return chosen
+
+    done = commit_if(layout, choose, steps=steps if steps is not None else [step], whole=guard is not None,
+                     retry_check=retry_check, sync=sync, queue=chosen if guard is None else None)
+    assert done is not None, "a record known in advance is always appended (or found as a retry)"
+    return done
+
+
+def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], steps: Optional[Sequence[str]] = None,
+              whole: bool = True, retry_check: bool = True, sync: Optional[bool] = None,
+              queue: Optional[Chosen] = None, take: Optional[Take] = None) -> Optional[Committed]:
+    """Append the record ``choose(state)`` names under the ledger's lock, ``None`` when it names
+    none. ``whole``: ``choose`` judges the whole state, never a quick partial one. With a database,
+    ``take`` makes it a claim the database decides (see :class:`Take`), and ``queue`` is the record
+    kept in the clone's queue while the server cannot be reached (none: a clear error instead)."""
+    remote = shared()
+    if remote is not None:
+        done = remote.commit(layout, choose, fields, retry_check, queue, take)
+        return Committed(*done) if done is not None else None
     from store.base import durable
     from store.state import attempts
 
@@ -173,25 +260,23 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
         layout.root.mkdir(parents=True, exist_ok=True)
         with durable.locked(layout.lock):
             last = repair_tail(layout, warnings)
-            # without the plan's steps, the one being recorded is all the attempt and retry rules need
-            if guard is not None:  # a guard judges the whole state, never a quick partial one
+            if whole:
                 loaded = _caught_up(layout, snapshot.read_saved(layout.snapshot, layout.ledger))
             else:
-                loaded = read_state(layout, save=False, steps=steps if steps is not None else [step])
+                loaded = read_state(layout, save=False, steps=steps)
             snap = loaded.snapshot
             if last is not None and snap.seq != last["seq"]:
                 loaded = snapshot.rebuild(layout.ledger)
                 snap = loaded.snapshot
-            if guard is not None:
-                guard(snap)
-            fields: Dict[str, Any] = {"ts": now_iso(), "step": step, "status": status, "note": cap_note(note),
-                                      "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""),
-                                      "attempt": attempts.number(snap, step, status), **(extra or {})}
-            earlier = attempts.retry_of(snap, fields) if retry_check else None
+            picked = choose(snap)
+            if picked is None:
+                return None
+            new = fields(snap, *picked)
+            earlier = attempts.retry_of(snap, new) if retry_check else None
             if earlier is not None:
                 return Committed(earlier, loaded, True, warnings)
             seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
-            record = seal(fields, seq, prev)
+            record = seal(new, seq, prev)
             line = format_line(record)
             end = durable.append_line(layout.ledger, line, sync=fsync_enabled() if sync is None else sync,
                                       rollback=True)
@@ -224,8 +309,33 @@ def append(layout: Layout, step: str, status: str, note: str = "", sync: Optiona
     return commit(layout, step, status, note, extra, sync=sync, guard=guard).record
 
 
+def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]],
+              take: Optional[Take] = None) -> Optional[Dict[str, Any]]:
+    """The record ``choose(whole state)`` names, appended (``None`` when it names none); see
+    :func:`commit_if`. Never a retry and never queued: what it appends depends on the state."""
+    done = commit_if(layout, choose, retry_check=False, take=take)
+    return done.record if done is not None else None
+
+
+def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
+    """The last ``count`` records, oldest first, and the torn tail (always empty in a database)."""
+    remote = shared()
+    if remote is not None:
+        return remote.last_records(layout, count), b""
+    return read_last(layout.ledger, count)
+
+
 def verify(layout: Layout) -> Verdict:
-    """Walk the whole ledger and name the first bad line."""
+    """Walk the whole ledger (or the database's records) and name the first bad line."""
     from store.state import chain
 
-    return chain.verify(layout.ledger)
+    remote = shared()
+    return chain.verify_lines(remote.lines(layout)) if remote is not None else chain.verify(layout.ledger)
+
+
+def verify_lines(lines: Iterator[Tuple[int, bytes, bool]]) -> Verdict:
+    """Walk ``(offset, line, complete)`` in order and name the first bad line (``store push`` and
+    ``pull`` check both sides with it)."""
+    from store.state import chain
+
+    return chain.verify_lines(lines)

@@ -2,10 +2,10 @@
 
 Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated steps. The rich
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
-``approval``, ``validate``, ``skippable``, and the checkpoint fields ``inputs``, ``artifacts``,
-``rerun``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds are validated in
-``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with one line naming
-the file, the step and the field.
+``approval``, ``validate``, ``skippable``, the checkpoint fields ``inputs``, ``artifacts``,
+``rerun``, and ``needs``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds
+are validated in ``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with
+one line naming the file, the step and the field.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import json
 
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
+from store.state import sandbox_settings
 from store.state.rules import Rule, RuleError, parse_rules
+from store.state.sandbox_settings import SandboxSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,8 +26,8 @@ if TYPE_CHECKING:
 PHASES = ("discovered", "planned", "approved", "implemented", "validated", "published")
 APPROVAL_PHASES = ("approved", "published")
 STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
-               "artifacts", "rerun")
-JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects")
+               "artifacts", "rerun", "needs", "sandbox")
+JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects", "sandbox")
 RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
 MAX_ID = 200
 # limit name -> (type, meaning); documented in the README's configuration table
@@ -40,9 +42,11 @@ LIMITS: Dict[str, str] = {
     "calls_without_record": "tool calls since the last record before a reminder",
     "repeated_failures": "identical failures in a row before an alert",
     "validate_seconds": "timeout of a step's validate command",
+    "no_progress_minutes": "minutes without a step or approval record before an alert",
     "external_ops": "operations that leave the machine in the whole job (`baton once` results and outgoing calls)",
+    "lease_minutes": "minutes without a worker's activity before its claimed step may be claimed again",
 }
-FLOAT_LIMITS = ("cost_usd", "wall_minutes")
+FLOAT_LIMITS = ("cost_usd", "wall_minutes", "no_progress_minutes", "lease_minutes")
 
 
 class PlanError(BatonError):
@@ -53,21 +57,25 @@ class PlanError(BatonError):
 
 
 class Step(Frozen):
-    """One step. ``None`` for tools/writes/bash means "not restricted by this field"."""
+    """One step. ``None`` for tools/writes/bash means "not restricted by this field"; ``None`` for
+    ``needs`` means "needs the step before it" (see :meth:`Plan.needs_of`)."""
 
     __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
-                 "artifacts", "rerun")
+                 "artifacts", "rerun", "needs", "sandbox")
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
                  bash: Optional[Tuple[str, ...]] = None, approval: Optional[bool] = None,
                  validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
-                 artifacts: Tuple[str, ...] = (), rerun: str = "skip") -> None:
+                 artifacts: Tuple[str, ...] = (), rerun: str = "skip", needs: Optional[Tuple[str, ...]] = None,
+                 sandbox: Optional[SandboxSettings] = None) -> None:
         self.id, self.title, self.phase = id, title, phase
         self.tools, self.writes, self.bash = tools, writes, bash
         self.approval, self.validate = approval, validate
         self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
         self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
+        self.needs = needs
+        self.sandbox = sandbox  # the step's own git/network settings for the sandbox, if any
 
     @property
     def needs_approval(self) -> bool:
@@ -76,14 +84,15 @@ class Step(Frozen):
 
 
 class Plan(Frozen):
-    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects")
+    __slots__ = ("steps", "job", "limits", "protect", "rules", "source", "effects", "sandbox")
 
     def __init__(self, steps: Tuple[Step, ...], job: str = "", limits: Optional[Mapping[str, float]] = None,
                  protect: Tuple[str, ...] = (), rules: Tuple[Rule, ...] = (), source: str = "plan.json",
-                 effects: Tuple[str, ...] = ()) -> None:
+                 effects: Tuple[str, ...] = (), sandbox: SandboxSettings = sandbox_settings.DEFAULT) -> None:
         self.steps, self.job, self.limits = steps, job, dict(limits or {})
         self.protect, self.rules, self.source = protect, rules, source
         self.effects = effects  # command patterns that may run only through `baton once`
+        self.sandbox = sandbox
 
     @property
     def ids(self) -> Tuple[str, ...]:
@@ -94,6 +103,19 @@ class Plan(Frozen):
             if step.id == step_id:
                 return step
         return None
+
+    @property
+    def parallel(self) -> bool:
+        """True when any step says what it ``needs``: steps then run in parallel, by claims.
+        Without ``needs`` anywhere the plan is the sequence it always was."""
+        return any(step.needs is not None for step in self.steps)
+
+    def needs_of(self, index: int) -> Tuple[str, ...]:
+        """The ids step ``index`` waits for: its ``needs``, else the step before it."""
+        step = self.steps[index]
+        if step.needs is not None:
+            return step.needs
+        return (self.steps[index - 1].id,) if index > 0 else ()
 
 
 def _where(source: str, index: Optional[int], step_id: Optional[str], name: str) -> str:
@@ -169,13 +191,57 @@ def _step(raw: Any, index: int, source: str) -> Step:
     skippable = raw.get("skippable", False)
     if not isinstance(skippable, bool):
         raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
-    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash")}
+    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash", "needs")}
+    needs = lists["needs"]
+    if needs is not None and len(set(needs)) != len(needs):
+        raise PlanError(f"{at('needs')}: names a step twice")
     inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
     rerun = raw.get("rerun", "skip")
     if rerun not in RERUN:
         raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")
+    sandbox = _sandbox(raw["sandbox"], f"{source}: step {index + 1} ({sid!r})", True) if "sandbox" in raw else None
     return Step(sid, title, phase, lists["tools"], lists["writes"], lists["bash"], approval, validate, skippable,
-                inputs, artifacts, rerun)
+                inputs, artifacts, rerun, needs, sandbox)
+
+
+def _check_needs(plan: Plan, source: str) -> None:
+    """Every id in ``needs`` names a step of the plan, and no step waits, through others, for itself."""
+    index = {sid: i for i, sid in enumerate(plan.ids)}
+    for i, step in enumerate(plan.steps):
+        for name in step.needs or ():
+            if name not in index:
+                raise PlanError(f"{_where(source, i, step.id, 'needs')}: {name!r} is not a step of this plan")
+    colour = [0] * len(plan.steps)  # 0 not seen, 1 on the current path, 2 finished
+    for start in range(len(plan.steps)):
+        if colour[start]:
+            continue
+        colour[start], stack = 1, [(start, 0)]
+        while stack:
+            node, k = stack[-1]
+            deps = plan.needs_of(node)
+            if k == len(deps):
+                colour[node] = 2
+                stack.pop()
+                continue
+            stack[-1] = (node, k + 1)
+            dep = index[deps[k]]
+            if colour[dep] == 1:
+                path = [n for n, _ in stack]
+                loop = path[path.index(dep):]
+                names = " -> ".join(repr(plan.steps[n].id) for n in loop + [dep])
+                at = next(n for n in loop if plan.steps[n].needs is not None)  # implicit needs only point back
+                raise PlanError(f"{_where(source, at, plan.steps[at].id, 'needs')}: a cycle: {names} "
+                                "(a step without `needs` needs the step before it)")
+            if colour[dep] == 0:
+                colour[dep] = 1
+                stack.append((dep, 0))
+
+
+def _sandbox(raw: Any, where: str, step: bool) -> SandboxSettings:
+    try:
+        return sandbox_settings.parse(raw, where, step)
+    except sandbox_settings.SandboxSettingsError as exc:
+        raise PlanError(exc.message) from None
 
 
 def _limits(raw: Any, source: str) -> Dict[str, float]:
@@ -226,7 +292,11 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
     limits = _limits(data["limits"], source) if "limits" in data else {}
     rules = _rules(data["rules"], source) if "rules" in data else ()
     effects = _strings(data["effects"], f"{source}: field 'effects'") if "effects" in data else ()
-    return Plan(steps, job, limits, protect, rules, source, effects)
+    sandbox = _sandbox(data["sandbox"], source, False) if "sandbox" in data else sandbox_settings.DEFAULT
+    plan = Plan(steps, job, limits, protect, rules, source, effects, sandbox)
+    if plan.parallel:
+        _check_needs(plan, source)
+    return plan
 
 
 def load_plan(path: Union[str, Path]) -> Plan:

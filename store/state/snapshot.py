@@ -1,14 +1,14 @@
 """The derived snapshot ``state.json``: what ``brief`` and ``status`` need, without the ledger.
 
-It holds each step's latest status and attempt, the last record, recent sessions, approvals, the
-ledger offset it has applied up to and the ledger's last bytes before that offset (``end_mark``);
-for ``baton once`` records (``intent``, ``result``) the open intents, the latest results and the
-count of results, while the per-key index lives in shard files (``store.state.effects``) so that
-this file stays small however many keys a job has. A saved snapshot is trusted only when every
-field has its type and the ledger still holds those bytes at that offset; readers then apply only
-the lines after it. Anything else (missing, half-written, wrong types, another ledger of any size)
-is rebuilt from the ledger, as if missing. It is never the source of truth and can be deleted at
-any time.
+It holds each step's latest status and attempt, the last record, recent sessions, approvals, who
+holds which step of a parallel plan (``claims``, see ``store.state.claims``), the ledger offset it
+has applied up to and the ledger's last bytes before that offset (``end_mark``); for ``baton once``
+records (``intent``, ``result``) the open intents, the latest results and the count of results,
+while the per-key index lives in shard files (``store.state.effects``) so that this file stays
+small however many keys a job has. A saved snapshot is trusted only when every field has its type
+and the ledger still holds those bytes at that offset; readers then apply only the lines after it.
+Anything else (missing, half-written, wrong types, another ledger of any size) is rebuilt from the
+ledger, as if missing. It is never the source of truth and can be deleted at any time.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import os
 
 from store.base.values import Value
+from store.state import claims
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 
 TYPE_CHECKING = False
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
-VERSION = 3  # 2: baton once and session costs; 3: end_mark, checked fields
+VERSION = 4  # 2: baton once and session costs; 3: end_mark, checked fields; 4: claims of parallel steps
 MARK_BYTES = 64  # the ledger's last bytes kept in ``end_mark``: enough to hold the last record's hash
 KEEP_SESSIONS = 20
 LAST_KEYS = ("seq", "ts", "step", "status", "note", "session", "attempt")
@@ -37,7 +38,7 @@ OPEN_NOTE = 80  # characters of an open intent's command kept for the brief
 class Snapshot(Value):
     __slots__ = ("offset", "seq", "hash", "first_ts", "steps", "last", "sessions", "sessions_total",
                  "approvals", "problems", "progress_seq", "first_hash", "once_open", "once_recent",
-                 "once_results", "once_pending", "session_cost_usd", "end_mark")
+                 "once_results", "once_pending", "session_cost_usd", "end_mark", "claims")
 
     def __init__(self, offset: int = 0, seq: int = 0, hash: str = GENESIS, first_ts: str = "",
                  steps: Optional[Dict[str, Dict[str, Any]]] = None, last: Optional[Dict[str, Any]] = None,
@@ -46,7 +47,7 @@ class Snapshot(Value):
                  progress_seq: int = 0, first_hash: str = "", once_open: Optional[Dict[str, Dict[str, Any]]] = None,
                  once_recent: Optional[List[Dict[str, Any]]] = None, once_results: int = 0,
                  once_pending: Optional[Dict[str, List[int]]] = None, session_cost_usd: float = 0.0,
-                 end_mark: str = "") -> None:
+                 end_mark: str = "", claims: Optional[Dict[str, Dict[str, Any]]] = None) -> None:
         self.offset, self.seq, self.hash, self.first_ts = offset, seq, hash, first_ts
         self.steps: Dict[str, Dict[str, Any]] = {} if steps is None else steps
         self.last = last
@@ -63,6 +64,7 @@ class Snapshot(Value):
         self.once_pending: Dict[str, List[int]] = {} if once_pending is None else once_pending
         self.session_cost_usd = session_cost_usd  # summed ``cost_usd`` of ``session`` records (baton run, the SDK)
         self.end_mark = end_mark  # hex of the ledger's last MARK_BYTES bytes before offset (see mark_end)
+        self.claims: Dict[str, Dict[str, Any]] = {} if claims is None else claims  # step -> who holds it
 
     def apply(self, record: Dict[str, Any], end_offset: int, start: Optional[int] = None) -> None:
         """Fold one record in; ``end_offset`` is the ledger size just after its line, ``start``
@@ -73,6 +75,7 @@ class Snapshot(Value):
         at = start if start is not None else end_offset - len(format_line(record))
         step, status = str(record.get("step", "")), str(record.get("status", ""))
         brief = {k: record.get(k) for k in LAST_KEYS}
+        claims.fold(self.claims, record)
         if status == "approved":
             self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig", "scope",
                                                                "kid")}
@@ -210,6 +213,12 @@ def _amount(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf")
 
 
+def _claim_view(value: Any) -> bool:
+    """Who holds a step (``store.state.claims``): worker, claim time, and the one it was taken after."""
+    return isinstance(value, dict) and all(_text(value.get(k, "")) for k in ("worker", "ts", "released")) and \
+        isinstance(value.get("after", {}), dict)
+
+
 def _hex(value: Any) -> bool:
     return isinstance(value, str) and len(value) <= 2 * MARK_BYTES and len(value) % 2 == 0 and all(
         c in "0123456789abcdef" for c in value)
@@ -226,6 +235,7 @@ CHECKS: Dict[str, Callable[[Any], bool]] = {
     "once_open": _map_of(lambda v: isinstance(v, dict)),
     "once_recent": lambda v: isinstance(v, list) and all(isinstance(e, dict) for e in v),
     "once_results": _count, "once_pending": _map_of(_offsets), "session_cost_usd": _amount,
+    "claims": _map_of(_claim_view),
 }
 
 

@@ -194,16 +194,23 @@ def test_brief_prints_the_brief(baton: Baton) -> None:
     assert run.out.splitlines() == ["PLAN: a, b, c", "DONE: a", "NEXT: b", "LAST: b running b running"]
 
 
-def test_status_text(baton: Baton) -> None:
+def test_status_text(baton: Baton, sandbox: Sandbox) -> None:
     _session_story(baton)
     run = baton("status")
     assert (run.code, run.err) == (0, "")
     lines = run.out.splitlines()
-    assert lines[:6] == ["1/3 steps complete, 5 ledger records", "next: b", "steps:",
-                         "  done     a attempt 2  a done", "  running  b attempt 1  b running", "  pending  c"]
-    assert lines[6] == "last entries:" and [line.split()[0] for line in lines[7:12]] == ["#1", "#2", "#3", "#4", "#5"]
-    assert "[sess-one]" in lines[7] and "[sess-two]" in lines[11]
-    assert lines[12] == "sessions seen: 2 (latest: sess-two, sess-one)"
+    assert lines[0] == f"job {sandbox.project.name}  [#######-------------]  1/3 steps, 1 running"
+    assert lines[1] == "next   b, attempt 1" or lines[1].startswith("next   b, attempt 1, ")
+    assert lines[2] == "gates  Bash runs in baton's sandbox (bubblewrap), enforced by the kernel"
+    assert "cost   unknown: no session has reported its cost yet" in run.out
+    assert "work   1 retry, 0 files changed" in lines
+    assert any(line.startswith("seen   2 sessions (latest 2: sess-one ") for line in lines)
+    table = lines[lines.index("") + 1:]
+    assert table[0].split() == ["step", "status", "try", "calls", "fail", "tokens", "cost"]
+    assert [row.split()[:3] for row in table[1:4]] == [["a", "done", "2"], [">", "b", "running"], ["c", "pending", "0"]]
+    assert lines[-4] == "last records:" and [line.split()[0] for line in lines[-3:]] == ["#3", "#4", "#5"]
+    assert all(len(line) <= 80 for line in lines), "the dashboard fits 80 columns"
+    assert "\x1b[" not in run.out, "no colour when the output is not a terminal"
 
 
 def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
@@ -211,14 +218,17 @@ def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
     run = baton("status", "--json")
     assert (run.code, run.err) == (0, "")
     data = json.loads(run.out)
+    assert (data["schema"], data["version"]) == ("baton.status", 1)
     assert (data["total"], data["done"], data["next"], data["running"], data["records"]) == (3, 1, "b", ["b"], 5)
-    assert [(s["id"], s["status"], s["attempt"]) for s in data["steps"]] == [
-        ("a", "done", 2), ("b", "running", 1), ("c", "pending", 0)]
+    assert [(s["id"], s["status"], s["attempt"], s["retries"]) for s in data["steps"]] == [
+        ("a", "done", 2, 1), ("b", "running", 1, 0), ("c", "pending", 0, 0)]
+    assert [[x["session"], x["outcome"]] for x in data["steps"][0]["attempts"]] == [
+        ["sess-one-1111", "failed"], ["sess-two-2222", "done"]]
     assert data["last"] == _records(sandbox)
-    assert data["sessions_total"] == 2
-    assert data["sessions"] == {"sess-one-1111": {"first": 1, "last": 2, "records": 2},
-                                "sess-two-2222": {"first": 3, "last": 5, "records": 3}}
-    assert (data["torn_bytes"], data["problems"]) == (0, [])
+    assert data["sessions_total"] == 2 and [s["id"] for s in data["sessions"]] == ["sess-one-1111", "sess-two-2222"]
+    assert data["cost"]["reported_usd"] is None and data["tokens"]["total"] == 0
+    assert (data["torn_bytes"], data["problems"], data["retries"]) == (0, [], 1)
+    assert data["sandbox"] == {"enforced": True, "why": ""}
 
 
 def test_verify_reports_the_records_and_the_last_hash(baton: Baton, sandbox: Sandbox) -> None:
@@ -293,6 +303,30 @@ def test_cli_works_from_any_folder_name_and_through_a_symlink(
     assert baton("init", "a", script=links / "baton").code == 0
     run = baton("brief", script=links / "baton")
     assert run.out == "PLAN: a\nDONE: (nothing yet)\nNEXT: a\n"
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "fallback"])
+def test_validate_runs_in_the_sandbox_with_the_steps_writes(mode: str, baton: Baton, sandbox: Sandbox) -> None:
+    import gatemodes
+
+    gatemodes.set_mode(mode, sandbox.home)
+    sandbox.state.mkdir()
+    validate = ("echo ok > src/report.txt; echo pwn >> .baton/steps.jsonl; echo x > outside.txt; "
+                "cat ~/.config/baton/approval.key; true")
+    plan = {"steps": [{"id": "build", "writes": ["src/**"], "validate": validate}]}
+    (sandbox.state / "plan.json").write_text(json.dumps(plan))
+    (sandbox.project / "src").mkdir()
+    key = __import__("store.state.approvals", fromlist=["x"]).ensure_key({"HOME": str(sandbox.home)})
+    run = baton("record", "build", "done", "tests pass")
+    assert (sandbox.project / "src" / "report.txt").read_text() == "ok\n"
+    ledger = (sandbox.state / "steps.jsonl").read_bytes()
+    if mode == "sandboxed":  # the tests the model wrote ran confined, like its Bash commands
+        assert run.code == 0, run.err
+        assert b"pwn\n" not in ledger and not (sandbox.project / "outside.txt").exists()  # the record names the command
+        assert [r["status"] for r in _records(sandbox)] == ["done"]
+    else:  # without a sandbox they could do anything: here they broke the ledger the record then appends to
+        assert b"pwn\n" in ledger and (sandbox.project / "outside.txt").exists() and run.code == 1
+    assert key not in run.out.encode() + run.err.encode()
 
 
 # ---------------------------------------------------------------- statuses, skipping, JSON

@@ -137,9 +137,11 @@ def test_plan_with_steps_that_are_not_valid_ids(sandbox: Sandbox) -> None:
 
 
 def test_approve_signs_and_stamps_the_session(layout: Layout) -> None:
+    commands.run("record", "a done", layout, ENV)
+    commands.run("record", "'b c' done", layout, ENV)
     text = commands.run("approve", "d ok to go", layout, ENV)
     assert text.startswith("baton: approved d")
-    (record,) = ledger(layout)
+    record = ledger(layout)[-1]
     assert (record["status"], record["note"], record["session"], record["by"]) == ("approved", "ok to go", "sess-1",
                                                                                    "person")
     assert commands.run("record", "d done", layout, ENV).startswith("baton: recorded d done")
@@ -147,3 +149,10 @@ def test_approve_signs_and_stamps_the_session(layout: Layout) -> None:
 
 def test_every_name_has_a_handler() -> None:
     assert set(commands.NAMES) == set(commands.HANDLERS)
+
+
+def test_approving_a_step_that_is_not_waiting_yet_is_refused(layout: Layout) -> None:
+    text = commands.run("approve", "d ahead of time", layout, ENV)
+    assert text.startswith("baton: step d is not waiting for an approval now (NEXT is a)")
+    assert "approve it when the job reaches it" in text
+    assert ledger(layout) == []

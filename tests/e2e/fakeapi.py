@@ -8,7 +8,9 @@ a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which 
 request until `release()` or `stop()`, or an `ApiError` (`overloaded()`: HTTP 529, with a
 retry-after header when asked), answered with that status and the API's error body, or `DROP`,
 which closes the connection without answering. When the script runs out, the answer is the text
-"(script exhausted)" with stop_reason end_turn, so a session always ends.
+"(script exhausted)" with stop_reason end_turn, so a session always ends. Every answer reports
+the token usage `usage(entry)` gives (default 10 in, 10 out); `reported` lists what each answer
+that reached the client reported, with its request's kind.
 """
 
 from __future__ import annotations
@@ -123,6 +125,8 @@ class FakeAPI:
         self._turns_served = 0
         self._ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
+        self.usage: Callable[[LoggedRequest], dict[str, int]] | None = None
+        self.reported: list[tuple[str, dict[str, int]]] = []  # (request kind, usage) of answers delivered
 
     def start(self) -> FakeAPI:
         """Listen on a free port of 127.0.0.1 and serve from a background thread."""
@@ -249,10 +253,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(answer.status, "application/json", answer.body(), headers)
         elif body.get("stream"):
             model = str(body.get("model", "claude-test"))
-            self._send(200, "text/event-stream", sse_events(answer, model))
+            usage = self._usage(entry)
+            self._send(200, "text/event-stream", sse_events(answer, model, usage))
+            self.fake.reported.append((entry.kind, usage))
         else:
-            reply = message(answer, str(body.get("model")))
+            usage = self._usage(entry)
+            reply = message(answer, str(body.get("model")), usage)
             self._send(200, "application/json", json.dumps(reply).encode())
+            self.fake.reported.append((entry.kind, usage))
+
+    def _usage(self, entry: LoggedRequest) -> dict[str, int]:
+        usage = self.fake.usage(entry) if self.fake.usage is not None else None
+        return dict(usage or {"input_tokens": 10, "output_tokens": 10})
 
     def _send(
         self, status: int, content_type: str, payload: bytes, headers: dict[str, str] | None = None

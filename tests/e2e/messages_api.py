@@ -35,8 +35,11 @@ def stop_reason_of(blocks: list[Block]) -> str:
     return "tool_use" if any(b.get("type") == "tool_use" for b in blocks) else "end_turn"
 
 
-def message(blocks: list[Block], model: str) -> dict[str, Any]:
-    """The non-streamed answer holding `blocks`."""
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 10}
+
+
+def message(blocks: list[Block], model: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
+    """The non-streamed answer holding `blocks`, reporting `usage` (default: 10 in, 10 out)."""
     return {
         "id": "msg_fake",
         "type": "message",
@@ -45,16 +48,18 @@ def message(blocks: list[Block], model: str) -> dict[str, Any]:
         "content": blocks,
         "stop_reason": stop_reason_of(blocks),
         "stop_sequence": None,
-        "usage": {"input_tokens": 10, "output_tokens": 10},
+        "usage": dict(usage or DEFAULT_USAGE),
     }
 
 
-def sse_events(blocks: list[Block], model: str) -> bytes:
+def sse_events(blocks: list[Block], model: str, usage: dict[str, int] | None = None) -> bytes:
     """The streamed answer: message_start, each block's start/delta/stop, message_delta, stop.
 
-    A tool's whole input goes in one `input_json_delta`; each text in one `text_delta`.
+    A tool's whole input goes in one `input_json_delta`; each text in one `text_delta`. As the real
+    API does, `message_start` carries the input and cache tokens and `message_delta` the output.
     """
-    start = dict(message([], model), stop_reason=None)
+    usage = dict(usage or DEFAULT_USAGE)
+    start = dict(message([], model, {**usage, "output_tokens": 1}), stop_reason=None)
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(blocks):
         if block["type"] == "tool_use":
@@ -70,7 +75,7 @@ def sse_events(blocks: list[Block], model: str) -> bytes:
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason_of(blocks), "stop_sequence": None},
-            "usage": {"output_tokens": 10},
+            "usage": {"output_tokens": usage["output_tokens"]},
         }
     )
     events.append({"type": "message_stop"})

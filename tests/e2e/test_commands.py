@@ -110,12 +110,14 @@ def test_status_command_shows_progress_without_a_model_call(
     answer = answered_by_baton(claude, fake_api, project, plugin_copy, "/baton:status")
 
     lines = answer.splitlines()
-    assert lines[:3] == ["baton status:", "1/4 steps complete, 2 ledger records", "next: b"]
-    steps = lines[lines.index("steps:") + 1:lines.index("last entries:")]
+    assert lines[0] == "baton status:"
+    assert lines[1] == f"job {project.name}  [#####---------------]  1/4 steps, 1 running"
+    assert lines[2].startswith("next   b, attempt 1")
+    steps = lines[lines.index("") + 2:lines.index("last records:") - 1]
     assert [line.split()[:3] for line in steps] == [
-        ["done", "a", "attempt"], ["running", "b", "attempt"], ["pending", "c"], ["pending", "d"],
+        ["a", "done", "1"], [">", "b", "running"], ["c", "pending", "0"], ["d", "pending", "0"],
     ]
-    assert lines[-1].startswith("sessions seen: 1")
+    assert any(line.startswith("seen   2 sessions") for line in lines), "the /baton:record run, and this one"
 
 
 def test_status_json_and_an_upper_case_status_in_the_prompt(

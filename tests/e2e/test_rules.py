@@ -1,4 +1,5 @@
-"""The plan's invariant rules in the real CLI: protect_branches against a local bare remote,
+"""The plan's invariant rules in the real CLI: protect_branches against a local bare remote (inside
+the project, where the step's sandboxed commands may write),
 check_after_write telling the model about a broken file it then fixes, allow_hosts refusing a
 WebFetch. The scripted model makes the calls; the test checks what it was told and what changed."""
 
@@ -25,8 +26,9 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def checkout_with_a_bare_remote(project: Path) -> Path:
-    """``project`` on branch feature, one commit ahead; ``origin`` a bare repository with main and feature."""
-    remote = project.parent / "remote.git"
+    """``project`` on branch feature, one commit ahead; ``origin`` a bare repository with main and feature,
+    in the project: in baton's sandbox a push writes only where the step may write."""
+    remote = project / "remote.git"
     git(project.parent, "init", "-q", "--bare", "-b", "main", str(remote))
     git(project, "init", "-q", "-b", "main")
     (project / "app.txt").write_text("one\n")

@@ -96,7 +96,7 @@ def test_a_killed_claude_code_is_started_again_and_no_step_is_recorded_twice(
     sleeping = wait_for_process(claude, "time.sleep(300)")
     # Claude Code's own telemetry is tagged with the job (Claude Code keeps OTEL_* from its Bash tool)
     environ = Path(f"/proc/{first['pid']}/environ").read_bytes().split(b"\0")
-    assert b"OTEL_RESOURCE_ATTRIBUTES=team=infra,baton.job=killed" in environ
+    assert b"OTEL_RESOURCE_ATTRIBUTES=team=infra,baton.job.id=killed" in environ
 
     os.kill(first["pid"], signal.SIGKILL)  # Claude Code only, as an out-of-memory killer would
     code = run.finish()

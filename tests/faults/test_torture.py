@@ -131,7 +131,8 @@ def test_writers_readers_and_hooks_together_never_show_a_wrong_brief(sandbox: Sa
                                  matcher_tool="Bash")
             gate = faultkit.hook("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"}},
                                  sandbox.project, matcher_tool="Bash")
-            if gate is not None or (post is not None and "systemMessage" in post):
+            denied = gate is not None and gate["hookSpecificOutput"]["permissionDecision"] == "deny"
+            if denied or (post is not None and "systemMessage" in post):  # `ls` passes, as is or sandboxed
                 failures.append(f"{gate} {post}")
             hook_calls.append(1)
 

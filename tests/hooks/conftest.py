@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Union
 
+import gatemodes
 import hookkit
 import pytest
 
@@ -125,7 +126,7 @@ def make_subprocess_runner(root: Path, job: JobDir, shim: str) -> Hook:
             assert raw.code == 0, raw
             if not stderr_ok:
                 assert raw.err == "", raw.err
-            results.append(hookkit.Result(raw.code, raw.out, raw.err, hookkit.check_output(event, raw.out)))
+            results.append(hookkit.Result(raw.code, raw.out, raw.err, hookkit.check_output(event, raw.out, payload)))
         return next((r for r in results if r.answer is not None), results[0])
 
     return run
@@ -140,21 +141,48 @@ def make_in_process_runner(monkeypatch: pytest.MonkeyPatch) -> Hook:
     return run
 
 
-@pytest.fixture(params=["in-process", "subprocess"])
+@pytest.fixture(params=["in-process", "in-process-fallback", "subprocess"])
 def hook(request: pytest.FixtureRequest, job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hook]:
-    """Run a hook: ``hook("PreToolUse", payload)``; both modes, one test each."""
-    if request.param == "in-process":
-        yield make_in_process_runner(monkeypatch)
+    """Run a hook: ``hook("PreToolUse", payload)``: in this process and as a subprocess from hooks.json,
+    with baton's sandbox, and in this process again where no sandbox can run (the gate's fallback).
+    ``hook.sandboxed`` tells which gate mode a test runs in."""
+    mode = "fallback" if request.param.endswith("fallback") else "sandboxed"
+    gatemodes.set_mode(mode, job.home)
+    if request.param.startswith("in-process"):
+        runner = make_in_process_runner(monkeypatch)
     else:
         root = request.getfixturevalue("plugin_root")
         shim = request.getfixturevalue("python_shim")
-        yield make_subprocess_runner(root, job, shim)
+        runner = make_subprocess_runner(root, job, shim)
+    runner.sandboxed = mode == "sandboxed"  # type: ignore[attr-defined]
+    yield runner
 
 
 @pytest.fixture
 def inproc(job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
-    """The in-process runner alone, for tests with many calls (property tests, counters)."""
-    return make_in_process_runner(monkeypatch)
+    """The in-process runner alone, for tests with many calls (property tests, counters), with the
+    sandbox (``inproc_fallback``: without)."""
+    gatemodes.set_mode("sandboxed", job.home)
+    runner = make_in_process_runner(monkeypatch)
+    runner.sandboxed = True  # type: ignore[attr-defined]
+    return runner
+
+
+@pytest.fixture(params=gatemodes.MODES)
+def inproc_modes(request: pytest.FixtureRequest, job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
+    """The in-process runner once with the sandbox and once in the fallback (``.sandboxed`` says which)."""
+    gatemodes.set_mode(request.param, job.home)
+    runner = make_in_process_runner(monkeypatch)
+    runner.sandboxed = request.param == "sandboxed"  # type: ignore[attr-defined]
+    return runner
+
+
+@pytest.fixture
+def inproc_fallback(job: JobDir, monkeypatch: pytest.MonkeyPatch) -> Hook:
+    gatemodes.set_mode("fallback", job.home)
+    runner = make_in_process_runner(monkeypatch)
+    runner.sandboxed = False  # type: ignore[attr-defined]
+    return runner
 
 
 @pytest.fixture

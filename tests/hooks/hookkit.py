@@ -33,10 +33,12 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "PostToolUseFailure": {"hookSpecificOutput", "systemMessage"},
     "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
+    "SessionEnd": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
-    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext"},
+    "PreToolUse": {"hookEventName", "permissionDecision", "permissionDecisionReason", "additionalContext",
+                   "updatedInput"},
     "PostToolUse": {"hookEventName", "additionalContext"},
     "PostToolUseFailure": {"hookEventName", "additionalContext"},
     "UserPromptSubmit": {"hookEventName", "additionalContext"},
@@ -73,9 +75,10 @@ def event_of(name: str) -> str:
     return str(data["hook_event_name"])
 
 
-def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
+def check_output(event: str, stdout: str, payload: Any = None) -> Optional[Dict[str, Any]]:
     """Assert ``stdout`` is empty or one JSON object with only the keys documented for ``event``
-    and the right ``hookEventName``; return the object (``None`` when empty)."""
+    and the right ``hookEventName``; return the object (``None`` when empty). ``payload`` (the
+    call's JSON, when known) lets a PreToolUse rewrite be checked against the call it answers."""
     if stdout == "":
         return None
     answer = json.loads(stdout)
@@ -85,8 +88,11 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
         assert answer.get("continue") is False and isinstance(answer.get("stopReason"), str), answer
         assert answer["stopReason"].startswith("baton"), answer
         assert "hookSpecificOutput" not in answer, answer
+    if "systemMessage" in answer:  # shown to the person, never to the model: an alert, or a store it cannot write
+        message = answer["systemMessage"]
+        assert isinstance(message, str) and message.startswith(("baton alert: ", "baton cannot write ")), answer
     specific = answer.get("hookSpecificOutput")
-    if event in SPECIFIC_KEYS and event != "UserPromptSubmit":
+    if event in SPECIFIC_KEYS and event != "UserPromptSubmit" and set(answer) != {"systemMessage"}:
         assert isinstance(specific, dict), answer
     if specific is not None:
         assert isinstance(specific, dict), answer
@@ -97,10 +103,92 @@ def check_output(event: str, stdout: str) -> Optional[Dict[str, Any]]:
             if key in specific:
                 assert isinstance(specific[key], str) and specific[key].strip(), answer
         if event == "PreToolUse":
-            assert specific["permissionDecision"] == "deny", "baton never answers allow or ask"
-    if "systemMessage" in answer:
-        assert isinstance(answer["systemMessage"], str) and answer["systemMessage"].startswith("baton "), answer
+            check_pre_tool_use(specific, payload if isinstance(payload, dict) else None)
     return answer
+
+
+def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[str, Any]] = None) -> None:
+    """The PreToolUse answers baton gives, and no other. ``deny`` alone. ``allow`` or ``ask`` only
+    with ``updatedInput`` (without it baton would skip or take over the person's prompt; alone,
+    Claude Code would check its rules on the rewrite), only for Bash, and holding the call's own
+    input with its command replaced by one of the sandbox's two forms: the original command run in
+    bubblewrap (:func:`store.gate.rewrite.sandboxed`, rebuilt here from its parts and compared
+    whole) or a plain ``baton`` invocation by absolute paths (:func:`store.gate.baton_calls.launcher`).
+    With ``payload``, the rewrite must hold exactly the call's command and fields."""
+    decision = specific["permissionDecision"]
+    assert decision in ("deny", "ask", "allow"), specific
+    assert str(specific["permissionDecisionReason"]).startswith("baton"), specific
+    if decision == "deny":
+        assert "updatedInput" not in specific, specific
+        return
+    new = specific.get("updatedInput")
+    assert isinstance(new, dict) and isinstance(new.get("command"), str), specific
+    original = sandbox_original(new["command"]) or launcher_original(new["command"])
+    assert original is not None, f"not a form the sandbox emits: {new['command'][:300]!r}"
+    if payload is None:
+        return
+    assert payload.get("tool_name") == "Bash", f"a rewrite of {payload.get('tool_name')}"
+    old = payload.get("tool_input") or {}
+    assert {k: v for k, v in new.items() if k != "command"} == {k: v for k, v in old.items() if k != "command"}, (
+        "the rewrite changed the call's other fields", new, old)
+    assert original == old.get("command") or _same_baton_call(original, str(old.get("command"))), (original, old)
+
+
+def sandbox_original(line: str) -> Optional[str]:
+    """The model's command inside ``line`` when ``line`` is exactly what ``rewrite.sandboxed`` makes
+    of it (a run file under ``.baton/run/``, bwrap or baton's proxy started by absolute path)."""
+    import shlex
+
+    from store.gate import rewrite
+
+    original = rewrite.original_of(line)
+    found = re.search(r"__baton_snapshot=\$__baton_s (.*?) --args 7 --chdir ", line)
+    files = re.search(r" 7<'(/[^']*/\.baton/run/[^/']+)\.args' 4>&1", line)
+    if not original or found is None or files is None:
+        return None
+    launch = shlex.split(found.group(1))
+    if not launch or not all(os.path.isabs(w) for w in launch[:1]):
+        return None
+    proxy = tuple(launch) if len(launch) > 1 else ()
+    if proxy and not (launch[1:4] == ["-I", "-S", launch[3]] and launch[3].endswith("/store/gate/netproxy.py")
+                      and launch[-1] == "--"):
+        return None
+    rebuilt = rewrite.sandboxed(original, launch[0], files.group(1) + ".args", files.group(1) + ".started", proxy)
+    return original if rebuilt == line else None
+
+
+def launcher_original(line: str) -> Optional[str]:
+    """``baton ARGS`` when ``line`` is ``baton_calls.launcher(ARGS)``: this Python's absolute path,
+    ``-I -S``, a plugin's ``bin/baton``; only ``baton once`` gets an environment (its sandbox)."""
+    import shlex
+
+    from store.gate import rewrite
+
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    env = {}
+    while words and re.fullmatch(r"[A-Z_]+=.*", words[0]):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    if len(words) < 4 or words[1:3] != ["-I", "-S"] or not words[3].endswith("/bin/baton"):
+        return None
+    args = words[4:]
+    if env and (set(env) != {"BATON_ONCE_PREFIX"} or args[:1] != ["once"]
+                or not re.search(r"/\.baton/run/[^/]+\.args$", env["BATON_ONCE_PREFIX"])):
+        return None
+    if line != " ".join([*(f"{k}={rewrite.quote(v)}" for k, v in env.items()),
+                         *(rewrite.quote(w) for w in words)]) or not os.path.isabs(words[0]):
+        return None
+    return "baton " + " ".join(rewrite.quote(a) for a in args)
+
+
+def _same_baton_call(rewritten: str, original: str) -> bool:
+    from store.gate import baton_calls
+
+    args = baton_calls.invocation(original)
+    return args is not None and baton_calls.invocation(rewritten) == args
 
 
 @dataclass(frozen=True)
@@ -141,6 +229,25 @@ class Result:
         specific = (self.answer or {}).get("hookSpecificOutput") or {}
         return specific.get("permissionDecision") == "deny"
 
+    @property
+    def decision(self) -> str:
+        """deny, ask or allow; '' when the hook said nothing (Claude Code's own flow goes on)."""
+        return str(((self.answer or {}).get("hookSpecificOutput") or {}).get("permissionDecision") or "")
+
+    @property
+    def command(self) -> str:
+        """The command Claude Code runs: the rewritten one when the hook gave one ('' otherwise)."""
+        specific = (self.answer or {}).get("hookSpecificOutput") or {}
+        return str((specific.get("updatedInput") or {}).get("command") or "")
+
+
+def runs_after(result: Result, original: str) -> Optional[str]:
+    """What Claude Code runs after this PreToolUse answer to a Bash call: nothing on deny, the
+    rewritten command on ``updatedInput``, the original otherwise."""
+    if result.denied:
+        return None
+    return result.command or original
+
 
 def encode(payload: Union[Payload, bytes, str]) -> bytes:
     if isinstance(payload, bytes):
@@ -154,7 +261,7 @@ def run_in_process(event: str, payload: Union[Payload, bytes, str]) -> Result:
     """``hooks.adapter.run`` in this process (its environment is ``os.environ``)."""
     answer = adapter.run(event, encode(payload))
     out = "" if answer is None else json.dumps(answer)
-    return Result(0, out, "", check_output(event, out))
+    return Result(0, out, "", check_output(event, out, payload))
 
 
 def _matches(matcher: Optional[str], name: str) -> bool:

@@ -1,5 +1,7 @@
 """PreToolUse on Bash: a table of write forms and harmless commands, each with the decision it
-must get under a step restricted to ``src/**`` and under an unrestricted (seed) step."""
+must get under a step restricted to ``src/**`` and under an unrestricted (seed) step, in both gate
+modes: sandboxed (a command that passes comes back rewritten to run in the sandbox) and the
+fallback (the static gate alone decides)."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ WHY: Dict[str, List[Tuple[str, ...]]] = {
     "unknown": [("not a command the agent may run",), ("brief, status, log, record",)],
 }
 S, K, W, AP, IN = "state", "key", "writes", "approve", "init"
+OP = "opaque"  # what it writes cannot be told: refused by the fallback in a restricted step, sandboxed otherwise
 
 
 class Case(NamedTuple):
@@ -79,7 +82,7 @@ CASES: List[Case] = [
     Case("ln -s ../.baton src/cfg2 && echo x > src/cfg2/plan.json", S, S),
     # interpreters and inline code
     Case("python3 -c \"open('.baton/plan.json', 'w').write('{}')\"", S, S),
-    Case("python3 -c 'print(1)'", W, A),
+    Case("python3 -c 'print(1)'", OP, A),
     Case("perl -i -pe 's/a/b/' .baton/plan.json", S, S),
     Case("node -e \"require('fs').writeFileSync('.baton/x', '')\"", S, S),
     # heredocs
@@ -136,7 +139,9 @@ def build_tree(job: JobDir) -> None:
         (job.project / "src" / "cfg").symlink_to("../.baton")
 
 
-def check(denied: bool, reason: str, want: str, command: str) -> None:
+def check(denied: bool, reason: str, want: str, command: str, sandboxed: bool = False) -> None:
+    if want == OP:
+        want = A if sandboxed else W
     if want == A:
         assert not denied, f"{command!r} was refused: {reason}"
         return
@@ -155,7 +160,13 @@ def test_bash_table(case: Case, plan: str, hook: Hook, job: JobDir, payload: Pay
     job.plan(PLANS[plan])
     build_tree(job)
     result = hook("PreToolUse", bash(payload, case.command))
-    check(result.denied, result.reason, case.restricted if plan == "restricted" else case.unrestricted, case.command)
+    want = case.restricted if plan == "restricted" else case.unrestricted
+    check(result.denied, result.reason, want, case.command, hook.sandboxed)
+    if not result.denied and hook.sandboxed:  # it runs, and it runs confined (or, for baton, by absolute path)
+        assert result.decision in ("ask", "allow") and result.command != case.command, result
+        assert "--args" in result.command or "bin/baton" in result.command, result.command
+    elif not result.denied:  # the fallback leaves the prompts to Claude Code, but for baton's own commands
+        assert result.decision == "" or "bin/baton" in result.command, result
 
 
 @pytest.mark.parametrize("command", ["baton init a b", "baton brief", "ls"])

@@ -1,7 +1,9 @@
 """The families of code a reader overlooks, through the gate of a step that may write only ``src/**``,
 tested by doing: each attack of ``tests/shell/test_code.py`` (whose code is ``touch pwned``) and each
-link form is sent to PreToolUse as Claude Code sends it; what the gate lets through is run with
-bash as Claude Code would run it, and nothing may change outside ``src/`` or in ``.baton/``."""
+link form is sent to PreToolUse as Claude Code sends it, with baton's sandbox and in the fallback;
+what Claude Code would run after the answer (nothing on deny, the rewritten command on
+``updatedInput``, the original otherwise) is run with bash, PostToolUse follows, and nothing may
+change outside ``src/``, in the plan or in the ledger."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Dict, List
 
+import hookkit
 import pytest
 from conftest import REPO, Hook, JobDir, Payloads
 
@@ -58,29 +61,36 @@ def prepare(job: JobDir) -> None:
 
 
 def outside_src(before: Dict[str, str], after: Dict[str, str]) -> List[str]:
+    """Changed entries outside ``src/`` (the link ``src/uplink`` counts as outside); in ``.baton/``
+    only the plan and the ledger count (the hooks keep their own bookkeeping there)."""
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    return sorted(k for k in changed if not k.startswith("src/") or k.startswith("src/uplink"))
+    return sorted(k for k in changed if (not k.startswith("src/") or k.startswith("src/uplink"))
+                  and (not k.startswith(".baton/") or k in (".baton/plan.json", ".baton/steps.jsonl")))
 
 
 @pytest.mark.parametrize("command", ATTACKS + LINKS, ids=[c[:60] for c in ATTACKS + LINKS])
-def test_nothing_outside_the_step_changes(command: str, inproc: Hook, job: JobDir, payload: Payloads) -> None:
+def test_nothing_outside_the_step_changes(command: str, inproc_modes: Hook, job: JobDir, payload: Payloads) -> None:
     prepare(job)
-    inproc("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "x"}))  # lock, state
+    command = command.replace("/work/proj", str(job.project))
     before = tree(job.project)
-    result = inproc("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": command, "description": "x"}))
-    if not result.denied:  # as Claude Code runs it after the gate's answer
+    result = inproc_modes("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": command,
+                                                                                 "description": "x"}))
+    ran = hookkit.runs_after(result, command)
+    if ran is not None:  # as Claude Code runs it after the gate's answer, and tells the hooks after
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(job.home), "GIT_CONFIG_NOSYSTEM": "1"}
-        subprocess.run(["bash", "-c", command.replace("/work/proj", str(job.project))], cwd=job.project, env=env,
-                       capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        subprocess.run(["bash", "-c", ran], cwd=job.project, env=env, capture_output=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+        inproc_modes("PostToolUse", payload("post_tool_use_bash", tool_input={"command": ran, "description": "x"}))
     assert outside_src(before, tree(job.project)) == [], (command, result.reason)
 
 
-def test_the_attacks_are_refused_not_just_harmless(inproc: Hook, job: JobDir, payload: Payloads) -> None:
-    """Each attack would create ``pwned`` in the project root: the gate must refuse every one."""
+def test_the_attacks_are_refused_not_just_harmless(inproc_fallback: Hook, job: JobDir, payload: Payloads) -> None:
+    """Each attack would create ``pwned`` in the project root: without the sandbox the gate must
+    refuse every one (with it, they run confined: the test above runs them)."""
     prepare(job)
     let_through = [c for c in ATTACKS
-                   if not inproc("PreToolUse", payload("pre_tool_use_bash",
-                                                       tool_input={"command": c, "description": "x"})).denied]
+                   if not inproc_fallback("PreToolUse", payload("pre_tool_use_bash",
+                                                                tool_input={"command": c, "description": "x"})).denied]
     assert let_through == []
 
 
@@ -94,15 +104,18 @@ def test_a_hard_link_to_the_ledger_made_earlier_is_refused(hook: Hook, job: JobD
     assert result.reason.endswith("[baton:own-files]")
 
 
-def test_a_path_into_the_project_makes_program_names_unknown(inproc: Hook, job: JobDir, payload: Payloads,
+def test_a_path_into_the_project_makes_program_names_unknown(inproc_fallback: Hook, job: JobDir,
+                                                             payload: Payloads,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the sandbox (with it, whatever `ls` turns out to be runs confined)."""
     prepare(job)
     monkeypatch.setenv("PATH", f"{job.project / 'src'}:/usr/bin:/bin")
-    result = inproc("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "x"}))
+    result = inproc_fallback("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls",
+                                                                                    "description": "x"}))
     assert result.denied and "PATH holds" in result.reason and "[baton:unknown-effect]" in result.reason
     monkeypatch.setenv("PATH", "/usr/bin:/bin")
-    assert not inproc("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls",
-                                                                             "description": "x"})).denied
+    assert not inproc_fallback("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls",
+                                                                                      "description": "x"})).denied
 
 
 @pytest.mark.parametrize("command,refused,code", [
@@ -112,12 +125,13 @@ def test_a_path_into_the_project_makes_program_names_unknown(inproc: Hook, job: 
     ("pytest --junitxml=.bat''on/steps.jsonl", True, "own-files"),
     ("python3 -m pytest --basetemp=.baton", True, "own-files"),
     ("pytest -q; touch x", True, "writes"),
-    ("pytest -q && python3 gen.py", True, "unknown-effect"),
+    ("pytest -q && python3 gen.py", "fallback", "unknown-effect"),  # with the sandbox it runs confined
 ])
-def test_a_test_runner_pattern_still_checks_the_files_it_names(command: str, refused: bool, code: str, hook: Hook,
+def test_a_test_runner_pattern_still_checks_the_files_it_names(command: str, refused: object, code: str, hook: Hook,
                                                                job: JobDir, payload: Payloads) -> None:
     """The validated phase lets ``pytest*`` run; the files its options name are checked like any write."""
     job.plan({"steps": [{"id": "test", "phase": "validated", "writes": ["reports/**"]}]})
     result = hook("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": command, "description": "x"}))
+    refused = (not hook.sandboxed) if refused == "fallback" else refused  # type: ignore[attr-defined]
     assert result.denied is refused, result.reason
     assert not refused or result.reason.endswith(f"[baton:{code}]"), result.reason

@@ -59,6 +59,8 @@ def test_deny_bash_rules_hold_in_every_step(command: str, denied: bool, steps: A
 
 # --- phases and tools ------------------------------------------------------------------------
 
+FALLBACK = "denied in the fallback only"  # its effect cannot be told: the sandbox confines it instead
+
 @pytest.mark.parametrize("call,denied,phrase", [
     (("write", "src/a.py"), True, "step survey may not write any file (it only reads)"),
     (("write", "notes.md"), True, "step survey may not write any file (it only reads)"),
@@ -67,7 +69,7 @@ def test_deny_bash_rules_hold_in_every_step(command: str, denied: bool, steps: A
     (("bash", "git log -3"), False, ""),
     (("bash", "echo x > notes.md"), True,
      "may not write any file (it only reads), and it writes notes.md. Use read-only commands, or ask"),
-    (("bash", "pytest -q"), True, "cannot tell what it writes"),
+    (("bash", "pytest -q"), FALLBACK, "cannot tell what it writes"),
     (("bash", "baton brief"), False, ""),
 ], ids=lambda v: str(v))
 def test_discovered_phase_reads_only(call: Any, denied: bool, phrase: str, hook: Hook, job: JobDir,
@@ -77,6 +79,8 @@ def test_discovered_phase_reads_only(call: Any, denied: bool, phrase: str, hook:
     (job.project / "src" / "a.py").write_text("x = 1\n")
     data = write(payload, call[1]) if call[0] == "write" else bash(payload, call[1])
     result = hook("PreToolUse", data)
+    if denied is FALLBACK:  # refused by reading it; with the sandbox it runs, confined to nothing
+        denied, phrase = not hook.sandboxed, phrase if not hook.sandboxed else "in its sandbox (writable: nothing)"
     assert result.denied is denied, result.reason
     assert phrase in result.reason
 
@@ -94,12 +98,14 @@ def test_discovered_phase_reads_only(call: Any, denied: bool, phrase: str, hook:
     ("pytest -q && curl -o x http://example.invalid", True),
     ("pytest -q > .baton/plan.json", True),
     ("echo x > src/a.py", True),
-    ("npm install left-pad", True),
+    ("npm install left-pad", FALLBACK),
 ])
 def test_validated_phase_runs_tests_but_writes_nothing(command: str, denied: bool, hook: Hook, job: JobDir,
                                                        payload: Payloads) -> None:
     job.plan({"steps": [{"id": "test", "phase": "validated"}]})
     result = hook("PreToolUse", bash(payload, command))
+    if denied is FALLBACK:
+        denied = not hook.sandboxed
     assert result.denied is denied, result.reason
     assert hook("PreToolUse", write(payload, job.path("src/a.py"))).denied
 

@@ -35,16 +35,37 @@ CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.bas
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
 JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
                  "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
-                 "store.state.sealing", "store.state.approvals", "store.state.scope"})
+                 "store.state.sealing", "store.state.approvals", "store.state.scope",
+                 # which store the environment selects; NEXT is a worker's own step; the plan's sandbox settings
+                 "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
+                 "store.state.workers", "store.state.sandbox_settings"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.base.paths"})
-COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes"})
+COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.regex", "store.gate.bash", "store.gate.effects",
-                   "store.gate.patterns", "store.state.hosts"})
+                   "store.gate.patterns", "store.state.hosts", "store.gate.runners", "store.gate.simple_commands"})
+# a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
+# permission rules are fnmatch patterns; its job folder is named by zlib's checksums, its run files are ASCII)
+SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
+                     "store.gate.permissions", "store.gate.probe", "store.gate.rewrite", "store.gate.runs",
+                     "store.gate.sandbox", "store.gate.writable", "fnmatch", "zlib", "encodings.ascii"})
+# the brief says whether the sandbox can run here (store.gate.enforce.current_mode), and the start is
+# noted for the job's figures
+BRIEF_GATES = SANDBOX | SHELL | GATE - {"hooks.pre_tool_use"} | {"store.cli", "store.cli.views", "store.monitor.alerts",
+                                                               "store.monitor.watch"}
+ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
+# the Stop hook folds the session's transcripts into the job's figures (files found by pathlib, and
+# what pathlib imports here) and may record the stop
+FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.exporting", "store.monitor.figures",
+                    "store.monitor.fold", "store.monitor.launch", "store.monitor.sessions", "store.monitor.summary",
+                    "store.monitor.tally", "store.monitor.telemetry", "store.monitor.transcript",
+                    "store.monitor.watch", "store.state.attempts", "store.state.effects", "store.state.keylock",
+                    "pathlib", "fnmatch", "ipaddress", "ntpath", "nt", "_winapi", "urllib", "urllib.parse",
+                    "warnings"}
 DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 
@@ -53,17 +74,18 @@ PROMPT = frozenset({"hooks.user_prompt_submit"})
 CASES: Dict[str, Any] = {
     "SessionStart": ("SessionStart", "session_start_startup", {}, {"hooks.session_start"},
                      {"hooks.session_start", "store.state.seen", "store.base.durable"} | JOB | COUNTERS | BRIEF
-                     | LOCKS),
+                     | LOCKS | BRIEF_GATES),
     "UserPromptSubmit": ("UserPromptSubmit", "user_prompt_submit", {}, PROMPT,
                          PROMPT | {"store.state.seen", "store.base.durable"} | JOB | COUNTERS | BRIEF | LOCKS),
     "UserPromptSubmit /baton:brief": ("UserPromptSubmit", "user_prompt_submit", {"prompt": "/baton:brief"},
                                       PROMPT | {"store.cli", "store.cli.prompt", "store.base.errors"},
-                                      PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF),
+                                      PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF
+                                      | BRIEF_GATES),
     "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
-                         GATE | JOB | COUNTERS),
+                         GATE | JOB | COUNTERS | {"store.gate.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
                         GATE | SHELL | {"store.state.rules", "store.base.errors", "store.state.approvals"},
-                        GATE | JOB | COUNTERS | SHELL | DENY_BASH),
+                        GATE | JOB | COUNTERS | SHELL | DENY_BASH | SANDBOX),
     "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
                             "url": "https://example.com/a", "prompt": "the title"}},
                             GATE | EGRESS | {"store.state.approvals"},
@@ -73,12 +95,15 @@ CASES: Dict[str, Any] = {
                             GATE | EGRESS | {"store.state.approvals"},
                             GATE | JOB | COUNTERS | EGRESS),
     "PostToolUse Write": ("PostToolUse", "post_tool_use_write", {}, {"hooks.post_tool_use"},
-                          {"hooks.post_tool_use", "store.base.durable", "store.base.paths"} | JOB | COUNTERS | LOCKS),
+                          {"hooks.post_tool_use", "store.base.durable", "store.base.paths"} | JOB | COUNTERS | LOCKS
+                          | ALERTS),
     "PostToolUseFailure Bash": ("PostToolUseFailure", "post_tool_use_failure_bash", {}, {"hooks.post_tool_use"},
-                                {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS),
+                                {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
+                                # the original command, read back from a sandbox's rewrite
+                                | {"store.gate", "store.gate.baton_calls", "store.gate.rewrite"}),
     "Stop": ("Stop", "stop", {}, {"hooks.stop"},
              {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"} | JOB | COUNTERS
-             | LOCKS),
+             | LOCKS | FIGURES),
 }
 PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},
         "protect": ["LICENSE", ".github/**"], "rules": [{"id": "no-push", "deny_bash": "git push*"}],
@@ -116,6 +141,8 @@ def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, sub
     event, fixture, changes, bare, full = CASES[case]
     if with_job:
         make_job(job)
+        # the first call with a job probes bubblewrap (subprocess) and caches the answer: time a later one
+        subproc(event, payload(fixture, **changes), stderr_ok=True)
     result = subproc(event, payload(fixture, **changes), stderr_ok=True,
                      env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
     loaded = imported(result.err)

@@ -1,7 +1,9 @@
 """PreToolUse on Bash with ``baton once``: a command matching the plan's ``effects`` is denied
 unless it runs through ``baton once`` (the reason shows the wrapped form), and the command that
-``baton once`` runs is held to the step's policy like any other. The second half does what Claude
-Code would do with each answer (nothing on deny, the command otherwise) and compares the files."""
+``baton once`` runs is held to the step's policy like any other: by reading it where no sandbox
+runs, by the sandbox it is started in where one does. The second half does what Claude Code would
+do with each answer (nothing on deny, the rewritten command on ``updatedInput``, the original
+otherwise) and compares the files."""
 
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Dict, List, NamedTuple
 
+import gatemodes
+import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
@@ -22,6 +26,7 @@ PLANS: Dict[str, Dict[str, object]] = {
     "waiting": {"effects": EFFECTS, "steps": [{"id": "deliver", "approval": True}, "later"]},
 }
 A = "allow"
+UE = "unknown-effect"  # refused by reading it where no sandbox runs; with the sandbox it runs there, confined
 
 
 class Case(NamedTuple):
@@ -33,7 +38,7 @@ class Case(NamedTuple):
 
 CASES: List[Case] = [
     Case("gh pr create --title 'Fix it'", "once", "once", "once"),
-    Case("baton once pr-1 -- gh pr create --title 'Fix it'", A, "unknown-effect", "waiting"),
+    Case("baton once pr-1 -- gh pr create --title 'Fix it'", A, UE, "waiting"),
     Case("timeout 30 gh pr create", "once", "once", "once"),
     Case("sudo gh pr create --fill", "once", "once", "once"),
     Case("echo start && gh pr create --fill", "once", "once", "once"),
@@ -52,7 +57,7 @@ CASES: List[Case] = [
     Case("baton once k -- cp a.txt docs/b.txt", A, "writes", "waiting"),
     Case("baton once k -- rm -rf docs", A, "writes", "waiting"),
     Case("baton once k -- sh -c 'echo x > .baton/plan.json'", "own-files", "own-files", "own-files"),
-    Case("baton once k -- python3 -c 'open(\"docs/x\", \"w\")'", A, "unknown-effect", "waiting"),
+    Case("baton once k -- python3 -c 'open(\"docs/x\", \"w\")'", A, UE, "waiting"),
     # effects are matched on the parsed command: quotes, escapes, shells and wrappers are seen through
     Case("sh -c 'gh pr create --fill'", "once", "once", "once"),
     Case("g''h pr cr\\eate --fill", "once", "once", "once"),
@@ -75,6 +80,7 @@ def code_of(reason: str) -> str:
 def test_once_table(case: Case, plan: str, hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(PLANS[plan])
     want = getattr(case, plan)
+    want = A if want == UE and hook.sandboxed else want  # type: ignore[attr-defined]
     result = hook("PreToolUse", bash(payload, case.command))
     if want == A:
         assert not result.denied, f"{case.command!r} was refused: {result.reason}"
@@ -114,8 +120,10 @@ DONE = [
 ]
 
 
-def test_what_runs_after_the_answer_stays_inside_the_step(subproc: Hook, job: JobDir, payload: Payloads,
+@pytest.mark.parametrize("mode", gatemodes.MODES)
+def test_what_runs_after_the_answer_stays_inside_the_step(mode: str, subproc: Hook, job: JobDir, payload: Payloads,
                                                           plugin_root: Path) -> None:
+    gatemodes.set_mode(mode, job.home)
     job.plan(PLANS["restricted"])
     project = job.project
     (project / "src").mkdir()
@@ -134,8 +142,10 @@ def test_what_runs_after_the_answer_stays_inside_the_step(subproc: Hook, job: Jo
     for command in DONE:
         before = tree(project)
         answer = subproc("PreToolUse", bash(payload, command))
-        if not answer.denied:
-            subprocess.run(["bash", "-c", command], cwd=project, env=env, capture_output=True, timeout=60)
+        ran = hookkit.runs_after(answer, command)
+        if ran is not None:
+            subprocess.run(["bash", "-c", ran], cwd=project, env=env, capture_output=True, timeout=60)
+            subproc("PostToolUse", payload("post_tool_use_bash", tool_input={"command": ran, "description": "run"}))
         after = tree(project)
         changed = {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
         assert all(p.startswith("src/") for p in changed), (command, answer.reason, changed)
@@ -143,4 +153,7 @@ def test_what_runs_after_the_answer_stays_inside_the_step(subproc: Hook, job: Jo
     assert (project / "src" / "b.txt").exists() and not (project / "docs" / "pr-made.txt").exists()
     assert (project / "docs" / "guide.md").exists() and job.layout.plan.read_bytes() == plan_before
     statuses = [(r["key"], r["status"]) for r in job.ledger() if "key" in r]
-    assert statuses == [("n1", "intent"), ("n1", "result"), ("k1", "intent"), ("k1", "result")]
+    sandboxed = [("g1", "intent"), ("g1", "result")] if mode == "sandboxed" else []  # gh ran, in the sandbox
+    assert statuses == [("n1", "intent"), ("n1", "result"), *sandboxed, ("k1", "intent"), ("k1", "result")]
+    if mode == "sandboxed":
+        assert next(r for r in job.ledger() if r.get("key") == "g1" and r["status"] == "result")["exit"] != 0

@@ -74,9 +74,13 @@ def test_turns_limit_counts_stop_events(hook: Hook, job: JobDir, payload: Payloa
     job.plan({"limits": {"turns": 2}, "steps": ["a", "b", "c"]})
     assert hook("Stop", stop(payload)).answer is not None
     job.record("a", "done")
-    assert hook("Stop", stop(payload)).out == ""
+    let_go = hook("Stop", stop(payload))
+    assert let_go.answer == {"systemMessage": "baton alert: job limit reached: turns 2 of 2; baton now allows only "
+                                              "reading"}, "the person is told, once; the session may stop"
     assert "limit reached: turns 2 of 2" in stop_records(job)[0]["note"]
     assert job.counters()["turns"] == 2
+    job.record("b", "done")
+    assert hook("Stop", stop(payload)).out == "", "the same limit is not raised again"
 
 
 def test_tokens_are_summed_from_the_transcript(inproc: Hook, job: JobDir, payload: Payloads, tmp_path: Path) -> None:
@@ -89,7 +93,9 @@ def test_tokens_are_summed_from_the_transcript(inproc: Hook, job: JobDir, payloa
     job.record("a", "running")
     with transcript.open("a") as handle:  # the torn line completes, and one more turn arrives
         handle.write(' "x": 1}\n' + json.dumps({"message": {"usage": usage}}) + "\n")
-    assert inproc("Stop", stop(payload, transcript_path=str(transcript))).out == ""
+    let_go = inproc("Stop", stop(payload, transcript_path=str(transcript)))
+    assert let_go.answer == {"systemMessage": "baton alert: job limit reached: tokens 1200 of 1000; baton now "
+                                              "allows only reading"}
     assert job.counters()["tokens"] == 1200
     assert "limit reached: tokens 1200 of 1000" in stop_records(job)[0]["note"]
 

@@ -46,7 +46,7 @@ def test_only_known_events_each_with_a_handler() -> None:
     events = set(config()["hooks"])
     assert events <= KNOWN_EVENTS
     assert events == set(adapter.MODULES)
-    assert len(config()["hooks"]) == 6
+    assert len(config()["hooks"]) == 7
 
 
 @pytest.mark.parametrize("event", sorted(hookkit.TOOL_EVENTS))

@@ -141,4 +141,7 @@ def test_concurrent_hooks_lose_no_update(layout: Layout) -> None:
     counters = outcomes.read_counters(layout)
     assert counters["total_calls"] == 150 and counters["calls_since_record"] == 150
     assert counters["changed_count"] == 1
-    assert len(layout.events.read_text().splitlines()) == 150
+    lines = [json.loads(line) for line in layout.events.read_text().splitlines()]
+    assert sum(1 for line in lines if "tool" in line) == 150
+    alerts = [line["key"] for line in lines if line.get("kind") == "alert"]
+    assert alerts == ["calls:0"], "raised once, not again at 50, 75..."

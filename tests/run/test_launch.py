@@ -55,9 +55,9 @@ def test_the_command_line_puts_the_persons_arguments_last() -> None:
 
 
 @pytest.mark.parametrize("before, after", [
-    ({}, "baton.job=port%2Fapi%20v2"),
-    ({"OTEL_RESOURCE_ATTRIBUTES": "team=infra"}, "team=infra,baton.job=port%2Fapi%20v2"),
-    ({"OTEL_RESOURCE_ATTRIBUTES": "team=infra, "}, "team=infra,baton.job=port%2Fapi%20v2"),
+    ({}, "baton.job.id=port%2Fapi%20v2"),
+    ({"OTEL_RESOURCE_ATTRIBUTES": "team=infra"}, "team=infra,baton.job.id=port%2Fapi%20v2"),
+    ({"OTEL_RESOURCE_ATTRIBUTES": "team=infra, "}, "team=infra,baton.job.id=port%2Fapi%20v2"),
 ])
 def test_the_job_id_is_appended_to_the_resource_attributes(before: dict, after: str) -> None:
     env = environment({"PATH": "/bin", **before}, "port/api v2")

@@ -149,3 +149,34 @@ def test_the_signature_is_standard_hmac_sha256(key: bytes, message: bytes) -> No
                                         ("", "", True), ("\u00e9", "\u00e9", True), ("\u00e9", "e", False)])
 def test_same_text(a: str, b: str, same: bool) -> None:
     assert approvals.same_text(a, b) is same
+def ordered_job(project: Path) -> Layout:
+    layout = Layout(project / ".baton", project)
+    layout.root.mkdir(parents=True)
+    layout.plan.write_text(json.dumps({"steps": ["build", {"id": "ship", "approval": True}, "after"]}))
+    return layout
+
+
+def forge_approval(layout: Layout, env: Dict[str, str], step: str) -> None:
+    """A validly signed approval written while ``step`` did not wait (as a program holding the key could)."""
+    from store.state import journal
+
+    key, ts = approvals.ensure_key(env), journal.now_iso()
+    sig = approvals.sign(key, os.path.realpath(str(layout.root)), step, ts, "s")
+    journal.append(layout, step, "approved", "", ts=ts, session="s", by="person", via="test", sig=sig)
+
+
+def test_an_approval_counts_only_for_the_step_waiting_when_it_was_given(sandbox: Sandbox, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    env = dict(os.environ)
+    layout = ordered_job(tmp_path / "p")
+    with pytest.raises(Exception, match="not waiting for an approval now \\(NEXT is build\\)"):
+        actions.approve_step(layout, env, "ship", "", "test")
+    forge_approval(layout, env, "ship")  # signed, but ahead of time
+    actions.record_step(layout, env, "build", "done", "")
+    job = Job(layout, env)
+    assert "ship" in job.snap.approvals and not job.approved("ship") and job.waiting_for_approval()
+    actions.approve_step(layout, env, "ship", "", "test")  # now it waits: this one counts
+    assert Job(layout, env).approved("ship")
+    actions.record_step(layout, env, "build", "done", "again")  # NEXT moved back, then on again
+    assert not Job(layout, env).approved("ship"), "an approval older than the step's wait does not count"

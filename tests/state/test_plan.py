@@ -158,6 +158,26 @@ BAD_PLANS: List[Tuple[str, str, Optional[str], str]] = [
     ("rule without a kind", _job(rules=[{"reason": "r"}]), "rule 1", "needs one of the fields deny_bash"),
     ("rule with an unknown field", _job(rules=[{"deny_bash": "x", "allow": "y"}]), "rule 1", "field 'allow'"),
     ("rule reason not a string", _job(rules=[{"deny_bash": "x", "reason": 1}]), "rule 1", "'reason'"),
+    ("needs not a list", _step(needs="ok"), "step 2 ('s')", "field 'needs'"),
+    ("needs an unknown step", _step(needs=["nope"]), "step 2 ('s')", "field 'needs'"),
+    ("needs a step twice", _step(needs=["ok", "ok"]), "step 2 ('s')", "field 'needs'"),
+    ("needs itself", _step(needs=["s"]), "step 2 ('s')", "field 'needs'"),
+    ("needs in a cycle", json.dumps({"steps": [{"id": "a", "needs": ["b"]}, "b"]}), "step 1 ('a')", "field 'needs'"),
+    ("needs in a longer cycle", json.dumps({"steps": ["a", {"id": "b", "needs": ["d"]}, "c", "d"]}),
+     "step 2 ('b')", "a cycle: 'b' -> 'd' -> 'c' -> 'b'"),
+    ("zero lease", _job(limits={"lease_minutes": 0}), None, "field 'limits.lease_minutes'"),
+    ("sandbox not an object", _job(sandbox=True), None, "field 'sandbox'"),
+    ("unknown sandbox field", _job(sandbox={"writes": []}), None, "field 'sandbox.writes'"),
+    ("sandbox flag not a boolean", _job(sandbox={"auto_allow": "yes"}), None, "field 'sandbox.auto_allow'"),
+    ("bad git mode", _job(sandbox={"git": "read"}), None, "field 'sandbox.git'"),
+    ("bad network", _job(sandbox={"network": "off"}), None, "field 'sandbox.network'"),
+    ("empty allow_hosts", _job(sandbox={"network": {"allow_hosts": []}}), None, "field 'sandbox.network.allow_hosts'"),
+    ("bad host", _job(sandbox={"network": {"allow_hosts": ["a/b"]}}), None, "field 'sandbox.network.allow_hosts'"),
+    ("bad caches", _job(sandbox={"caches": "none"}), None, "field 'sandbox.caches'"),
+    ("extra_writes not globs", _job(sandbox={"extra_writes": ".venv"}), None, "field 'sandbox.extra_writes'"),
+    ("job-only sandbox field in a step", _step(sandbox={"auto_allow": True}), "step 2 ('s')",
+     "field 'sandbox.auto_allow'"),
+    ("bad step git", _step(sandbox={"git": 1}), "step 2 ('s')", "field 'sandbox.git'"),
 ]
 
 
@@ -212,3 +232,24 @@ def test_plan_objects_are_immutable() -> None:
     plan: Plan = parse_plan(RICH)
     with pytest.raises(AttributeError):
         plan.steps[0].id = "other"  # type: ignore[misc]
+
+
+def test_needs_make_a_plan_parallel_and_a_step_without_needs_needs_the_one_before() -> None:
+    plan = parse_plan({"limits": {"lease_minutes": 0.5}, "steps": [
+        {"id": "a", "needs": []}, {"id": "b", "needs": []}, {"id": "c", "needs": ["a", "b"]}, "d"]})
+    assert plan.parallel and plan.limits["lease_minutes"] == 0.5
+    assert [plan.needs_of(i) for i in range(4)] == [(), (), ("a", "b"), ("c",)]
+    seed = parse_plan(SEED)
+    assert not seed.parallel and [seed.needs_of(i) for i in range(4)] == [(), ("a",), ("b",), ("c",)]
+def test_sandbox_settings_default_and_a_step_overrides_git_and_network() -> None:
+    plan = parse_plan({"sandbox": {"auto_allow": True, "network": {"allow_hosts": ["PyPI.org", "*.github.com"]},
+                                   "caches": "private", "extra_writes": [".venv/**"]},
+                       "steps": ["a", {"id": "b", "sandbox": {"git": "ro", "network": "none"}}]})
+    job = plan.sandbox
+    assert (job.enabled, job.require, job.auto_allow, job.git_mode) == (True, False, True, "rw")
+    assert job.network_mode == ("pypi.org", "*.github.com") and job.extra_writes == (".venv/**",)
+    step = job.for_step(plan.steps[1].sandbox)
+    assert (step.git_mode, step.network_mode, step.caches, step.auto_allow) == ("ro", "none", "private", True)
+    assert job.for_step(plan.steps[0].sandbox) is job
+    seed = parse_plan({"steps": ["a"]}).sandbox
+    assert (seed.enabled, seed.git_mode, seed.network_mode, seed.caches) == (True, "rw", "host", "shared")

@@ -22,6 +22,7 @@ from store.state.scope import scope_of, widened
 
 BASE: Dict[str, Any] = {
     "rules": [{"deny_bash": "git push*"}], "protect": ["secrets/**"], "effects": ["gh pr create*"],
+    "sandbox": {"git": "ro", "network": {"allow_hosts": ["pypi.org"]}, "caches": "private"},
     "steps": ["prepare", {"id": "ship", "phase": "published", "tools": ["Bash", "Write"], "writes": ["dist/**"],
                           "bash": ["make release*"], "validate": "make check"}],
 }
@@ -51,6 +52,15 @@ WIDER = {
     "rule removed": (lambda p: p.pop("rules"), "the job rule 'git push*' was removed"),
     "protect removed": (lambda p: p.update(protect=[]), "the protect glob 'secrets/**' was removed"),
     "effects removed": (lambda p: p.update(effects=[]), "the effects pattern 'gh pr create*' was removed"),
+    "sandbox off": (lambda p: p["sandbox"].update(enabled=False), "baton's sandbox is turned off"),
+    "sandbox auto_allow": (lambda p: p["sandbox"].update(auto_allow=True), "now run without a prompt (auto_allow)"),
+    "sandbox git": (lambda p: p["sandbox"].update(git="rw"), "git is now writable in the sandbox"),
+    "step's network": (lambda p: ship(p).update(sandbox={"network": "host"}), "network now reaches host"),
+    "more hosts": (lambda p: p["sandbox"].update(network={"allow_hosts": ["pypi.org", "evil.example"]}),
+                   "network now reaches more hosts"),
+    "shared caches": (lambda p: p["sandbox"].update(caches="shared"), "shared package caches are writable"),
+    "extra writes": (lambda p: p["sandbox"].update(extra_writes=[".venv/**"]),
+                     "sandbox.extra_writes now include .venv/**"),
 }
 SAME_OR_NARROWER = {
     "nothing": lambda p: None,
@@ -62,6 +72,8 @@ SAME_OR_NARROWER = {
     "more protected": lambda p: p["protect"].append("ci/**"),
     "another step": lambda p: p["steps"].append("later"),
     "order of a list": lambda p: ship(p).update(tools=["Write", "Bash"]),
+    "sandbox required": lambda p: p["sandbox"].update(require=True),
+    "fewer hosts": lambda p: p["sandbox"].update(network="none"),
 }
 
 
@@ -87,6 +99,10 @@ def test_an_edit_that_adds_nothing_keeps_the_approval(name: str) -> None:
 def test_the_digest_is_stable_and_an_old_approval_without_scope_keeps_counting() -> None:
     assert scope(BASE)["digest"] == scope(edited(lambda p: None))["digest"]
     assert widened({}, scope(BASE)) == [] and widened(None, scope(BASE)) == []  # type: ignore[arg-type]
+    older = json.loads(json.dumps(scope(BASE)))
+    del older["job"]["sandbox"]  # approved before the sandbox was part of the scope
+    older["digest"] = "0" * 32
+    assert widened(older, scope(edited(lambda p: p["sandbox"].update(enabled=False)))) == []
 
 
 @pytest.fixture

@@ -1,0 +1,102 @@
+"""``baton report`` (the whole summary as text, or ``--html FILE``) and ``baton export`` (send the
+figures to an OpenTelemetry collector now, or ``--print`` the request bodies without sending);
+with ``--json``, each prints one JSON object instead (the report: the status document)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+from store.base import durable
+from store.base.errors import CHECK, BatonError
+from store.base.text import one_line
+from store.cli import dashboard, views
+from store.state import journal
+from store.state.job import Job
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any, Dict, List, Mapping
+
+    from store.state.location import Layout
+
+
+def status_of(layout: Layout) -> Dict[str, Any]:
+    job = Job(layout, os.environ)
+    journal.warn_torn(job.torn)
+    last, _ = journal.last_records(layout, 5)
+    return views.status_data(job, last)
+
+
+def sessions_text(data: Mapping[str, Any]) -> List[str]:
+    lines = [f"  {'session':<9} {'start':<17} {'ended':<10}{'turns':>6}{'calls':>7}{'fail':>6}{'tokens':>9}"
+             f"{'cost':>11}"]
+    for v in data["sessions"]:
+        cost = dashboard.money(v["cost_usd"]) if v["cost_usd"] is not None else "unknown"
+        start = str(v["start"] or "")[:16].replace("T", " ")
+        lines.append(f"  {v['id'][:8]:<9} {start:<17} {one_line(v['ended'], 10):<10}{v['turns']:>6}"
+                     f"{dashboard.count(v['calls']):>7}{dashboard.count(v['failures']):>6}"
+                     f"{dashboard.count(v['tokens']['total']):>9}{cost:>11}")
+    return lines
+
+
+def report_text(data: Mapping[str, Any], colour: bool = False) -> str:
+    parts = [dashboard.render(data, colour, every=True, log_line=views.log_line)]
+    if data["sessions"]:
+        parts.append("sessions:\n" + "\n".join(sessions_text(data)))
+    if data["alerts"]:
+        parts.append(f"alerts ({data['alerts_total']} raised):\n" + "\n".join(
+            f"  {a.get('ts')} {one_line(str(a.get('message')), 200)}" for a in data["alerts"]))
+    return "\n\n".join(parts)
+
+
+def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
+    data = status_of(layout)
+    if args.html:
+        from store.cli import page
+
+        target = Path(args.html)
+        html = page.render(data).encode("utf-8")
+        try:
+            durable.atomic_write(target, html, sync=False)
+        except OSError as exc:
+            raise BatonError(f"{target}: cannot write the report: {exc}") from None
+        print(views.to_json({"file": str(target), "bytes": len(html)}) if args.json
+              else f"wrote {target} ({len(html):,} bytes)")
+        return 0
+    print(views.to_json(data) if args.json else report_text(data, dashboard.use_colour(sys.stdout, os.environ)))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
+    from store.monitor import exporting, telemetry
+
+    if not layout.plan.exists():
+        raise BatonError(f"{layout.plan} does not exist; nothing to export")
+    config = telemetry.Config(os.environ)
+    if args.print:
+        state = exporting.load_state(layout)
+        import time
+
+        batch = exporting.gather(layout, os.environ, state, time.time())
+        metric_bodies, log_bodies = batch.bodies(config)
+        for body in metric_bodies + log_bodies:
+            print(json.dumps(body, separators=(",", ":")))
+        return 0
+    outcome = exporting.run(layout, os.environ, rounds=1)
+    if args.json:
+        error = outcome.error if outcome else "nothing was sent"
+        print(views.to_json({"ok": not error, "sent_points": outcome.sent_points if outcome else 0,
+                             "sent_logs": outcome.sent_logs if outcome else 0, "metrics_url": config.metrics_url,
+                             "logs_url": config.logs_url, "error": error or None}))
+        return CHECK if error else 0
+    if outcome is None or outcome.error:
+        print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'}; "
+              "nothing is lost: the next export sends it", file=sys.stderr)
+        return CHECK
+    print(f"sent {outcome.sent_points} metric points to {config.metrics_url} and {outcome.sent_logs} log records "
+          f"to {config.logs_url}")
+    return 0

@@ -1,0 +1,225 @@
+"""How a Bash call goes on while a job is active: refused, or handed back to run in baton's sandbox.
+
+The sandbox honours the plan's rules: the files ``deny_content`` covers are read-only in it like
+``protect`` paths, and ``allow_hosts`` turns its network into the proxy's allowlist
+(:func:`network_for`). Order: the static gate (:func:`store.gate.bash.decide_bash`: baton's files, the job's rules,
+waiting, limits, known writes outside the step); the person's own Claude Code rules on the
+original command (:mod:`store.gate.permissions`); the count of operations that leave the machine
+(``limits.external_ops``); then ``allow`` or ``ask`` with ``updatedInput``,
+the command rewritten to run in the sandbox (never ``updatedInput`` alone: Claude Code would check
+its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths; the command
+a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``). Where no
+sandbox can run, the static gate alone decides and Claude Code's own prompts follow unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from store.gate import baton_calls, claude_settings, permissions, probe, rewrite, runs, sandbox
+from store.gate.bash import decide_bash
+from store.gate.call import Call, Rules, refuse
+from store.state import approvals
+from store.state.hosts import host_policy
+from store.state.rules import read_only_globs
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, Mapping, Optional, Tuple
+
+    from store.state.job import Job
+    from store.state.plan import Plan, Step
+    from store.state.sandbox_settings import SandboxSettings
+
+TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
+               ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
+
+
+class Mode:
+    """Where Bash is enforced: ``kernel`` (bubblewrap, at ``bwrap``) or not, and why not."""
+
+    def __init__(self, kernel: bool, why: str = "", bwrap: str = "") -> None:
+        self.kernel, self.why, self.bwrap = kernel, why, bwrap
+
+    def describe(self) -> str:
+        return "bubblewrap (enforced by the kernel)" if self.kernel else f"unavailable ({self.why})"
+
+
+def mode_for(plan: Plan, env: Mapping[str, str], person: claude_settings.PersonRules) -> Mode:
+    if not plan.sandbox.enabled:
+        return Mode(False, "the plan turns it off: sandbox.enabled is false")
+    if person.claude_sandbox:
+        return Mode(False, "Claude Code's own sandbox is on, and baton's cannot run inside it")
+    if not sys.platform.startswith("linux"):
+        return Mode(False, f"baton's sandbox needs Linux and bubblewrap; this is {sys.platform}")
+    found = probe.bubblewrap(env)
+    return Mode(True, bwrap=found.bwrap) if found.ok else Mode(False, found.why)
+
+
+def current_mode(plan: Plan, project: str, env: Mapping[str, str]) -> Mode:
+    """The mode for ``baton status`` and the brief."""
+    return mode_for(plan, env, claude_settings.load(os.path.realpath(project), env))
+
+
+def _answer(decision: str, reason: str, command: Optional[str] = None,
+            tool_input: Optional[Mapping[str, Any]] = None) -> Dict[str, Any]:
+    specific: Dict[str, Any] = {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                "permissionDecisionReason": reason}
+    if command is not None:
+        specific["updatedInput"] = {**(tool_input or {}), "command": command}
+    return {"hookSpecificOutput": specific}
+
+
+def step_writes(plan: Plan, step: Optional[Step], rules: Rules, read_only: bool) -> Optional[Tuple[str, ...]]:
+    """What a sandboxed command may write in this step: ``None`` for the whole project."""
+    if read_only:
+        return ()
+    writes = rules.writes
+    if writes is None:
+        return None
+    extra = plan.sandbox.extra_writes if writes else ()
+    caches = TEST_CACHES if step is not None and step.phase == "validated" else ()
+    return (*writes, *extra, *caches)
+
+
+def never_writable(plan: Plan) -> Tuple[str, ...]:
+    """What no sandboxed command may write beyond baton's own files: the plan's ``protect`` globs and
+    the files a ``deny_content`` rule covers (Bash cannot show what it would write into them)."""
+    return tuple(dict.fromkeys((*plan.protect, *read_only_globs(plan.rules))))
+
+
+def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> sandbox.Network:
+    """``host``, ``none``, or the allowlist: groups of host patterns, a host allowed when every group
+    has a pattern for it (the step's ``sandbox.network.allow_hosts``, then each ``allow_hosts`` rule)."""
+    if read_only:
+        return "none"  # only reading: nothing leaves the machine either
+    wanted = settings.network_mode
+    hosts = host_policy(plan.rules)
+    if hosts is None or wanted == "none":
+        return (tuple(wanted),) if isinstance(wanted, tuple) else wanted
+    groups = [] if wanted == "host" else [tuple(wanted)]
+    return tuple([*groups, *(tuple(rule.value) for rule in hosts.rules)])
+
+
+def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.Policy:
+    step = job.next
+    settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
+    writes = step_writes(job.plan, step, rules, read_only)
+    git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
+    return sandbox.Policy(call.project, job.layout.state_dir, approvals.key_dir(call.env), call.home, writes,
+                          never_writable(job.plan), git, network_for(job.plan, settings, read_only), settings.caches,
+                          disable_userns=settings.disable_userns)
+
+
+def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
+                read_only: bool, mode: Mode, payload: Mapping[str, Any]) -> Dict[str, Any]:
+    command = str(call.input.get("command"))
+    ok, why = baton_calls.safe(args, job.next.id if job.next else None)
+    allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
+    reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
+    env = {}
+    if mode.kernel and args[:1] == ["once"]:  # baton once records outside; the command it runs, inside
+        policy, rid, files, built = _prepare(call, job, read_only, payload)
+        prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
+                  "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
+        rewrite.write_args(files["args"], prefix)
+        env["BATON_ONCE_PREFIX"] = files["args"]
+        reason = reason[:-1] + "; the command it runs, in its sandbox."
+    return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
+
+
+def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) -> Tuple[
+        sandbox.Policy, str, Dict[str, str], sandbox.Built]:
+    """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
+    policy = policy_for(call, job, Rules(job.next), read_only)
+    state_dir = job.layout.state_dir
+    rid = runs.run_id(payload.get("tool_use_id"))
+    files = runs.paths(state_dir, rid)
+    built = sandbox.build(policy, files["lock"])
+    record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
+              "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
+    runs.start(state_dir, rid, record)
+    return policy, rid, files, built
+
+
+def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
+        Dict[str, Any]]:
+    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing)."""
+    command = str(call.input.get("command"))
+    person = claude_settings.load(call.project, call.env)
+    mode = mode_for(job.plan, call.env, person)
+    rules = Rules(job.next)
+    if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
+        rules.writes = step_writes(job.plan, job.next, rules, False)
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel)
+    if refused:
+        return _answer("deny", refused)
+    verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
+                                call.project, call.home)
+    if verdict.decision == "deny":
+        return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
+    if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)
+        from store.gate.policy import count_external
+
+        over = count_external(job, call)
+        if over:
+            return _answer("deny", over)
+    args = baton_calls.invocation(command)
+    if args is not None:
+        return _baton_call(call, args, job, verdict, read_only is not None, mode, payload)
+    if not mode.kernel:
+        if job.plan.sandbox.require:
+            return _answer("deny", refuse("sandbox", f"baton denied this command: this job requires baton's "
+                                                     f"sandbox, which cannot run here ({mode.why}). Tell the person."))
+        return None
+    return _sandboxed(call, job, read_only is not None, verdict, mode, payload)
+
+
+def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdict, mode: Mode,
+               payload: Mapping[str, Any]) -> Dict[str, Any]:
+    command = str(call.input.get("command"))
+    policy, rid, files, built = _prepare(call, job, read_only, payload)
+    rewrite.write_args(files["args"], built.args)
+    decision = verdict.decision
+    if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
+        decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
+    else:
+        why = verdict.why
+    where = sandbox.summary(policy)
+    why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
+    reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
+              if decision == "allow" else
+              f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
+    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], _proxy(policy, rid, mode.bwrap))
+    return _answer(decision, reason, line, call.input)
+
+
+def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
+    """The command line of the allowlisting proxy for a network allowlist (``()`` otherwise)."""
+    if not isinstance(policy.network, tuple):
+        return ()
+    import zlib
+
+    name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
+    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netproxy.py")
+    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, os.path.join(policy.tmp, name), f"/tmp/{name}",
+            bwrap, *(",".join(group) for group in policy.network), "--")
+
+
+def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:
+    """(bwrap, policy) to run ``step``'s ``validate`` command in, or ``None`` where no sandbox runs.
+
+    The command runs tests the model wrote, so it gets the step's writes and the test caches, and git
+    read-only, like the validated phase's test runners in Bash."""
+    project = job.layout.project_dir
+    mode = mode_for(job.plan, env, claude_settings.load(os.path.realpath(project), env))
+    if not mode.kernel:
+        return None
+    rules = Rules(step)
+    writes = None if rules.writes is None else (*rules.writes, *job.plan.sandbox.extra_writes, *TEST_CACHES)
+    settings = job.plan.sandbox.for_step(step.sandbox)
+    home = env.get("HOME") or os.path.expanduser("~")
+    return mode.bwrap, sandbox.Policy(project, job.layout.state_dir, approvals.key_dir(env), home, writes,
+                                      never_writable(job.plan), "ro", network_for(job.plan, settings, False),
+                                      settings.caches, disable_userns=settings.disable_userns)

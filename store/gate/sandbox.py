@@ -1,0 +1,155 @@
+"""The sandbox one Bash command runs in: a :class:`Policy` turned into bubblewrap's arguments.
+
+Everything is read-only (``--ro-bind / /``) but a private /tmp, the home folder's package caches,
+the step's writable paths and, with ``git: rw``, the repository's objects and index. On top,
+always: the never-writable paths read-only, ``.baton/`` read-only, the approval key's folder
+replaced by an empty read-only tmpfs. No capability is left (``--cap-drop ALL``: a root caller
+could otherwise remount), and the command gets its own pid namespace, so nothing it starts
+outlives it. Later mounts stack on earlier ones, so the order below is the security argument.
+"""
+
+from __future__ import annotations
+
+import os
+
+from store.gate.mounts import Globs, inside
+from store.gate.writable import never_globs, plan_never, plan_writes
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Dict, List, Optional, Tuple, Union
+
+    from store.gate.mounts import Walk
+    from store.gate.writable import NeverPlan
+
+    Network = Union[str, Tuple[Tuple[str, ...], ...]]  # "host", "none", or groups of allowed host patterns
+
+NAMESPACES = ("--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+              "--unshare-cgroup-try", "--unshare-user", "--cap-drop", "ALL")
+SHARED_CACHES = (".cache", ".npm", ".cargo/registry", ".cargo/git", "go/pkg/mod", ".m2/repository", ".gradle/caches",
+                 ".gradle/wrapper", ".pnpm-store", ".local/share/pnpm/store", ".yarn/berry/cache",
+                 ".bun/install/cache", ".nuget/packages")
+CACHE_CODE = (".cache/pre-commit", ".cache/baton")  # inside a shared cache, yet they hold code run outside
+PRIVATE_CACHE_ENV = {"XDG_CACHE_HOME": "", "PIP_CACHE_DIR": "pip", "npm_config_cache": "npm", "GOCACHE": "go-build",
+                     "GOMODCACHE": "go-mod", "CARGO_HOME": "cargo", "YARN_CACHE_FOLDER": "yarn",
+                     "npm_config_store_dir": "pnpm", "GRADLE_USER_HOME": "gradle"}
+SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock",
+           "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/snapd.socket")
+HIDDEN_TMP = ("/tmp", "/var/tmp")
+PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # `baton` works inside too
+
+
+class Policy:
+    """What one sandboxed command may do. Paths are absolute; ``writes`` ``None`` is the whole project;
+    ``protect`` the never-writable globs; ``network`` a :data:`Network`."""
+
+    __slots__ = ("project", "state_dir", "key_dir", "home", "writes", "protect", "git", "network", "caches",
+                 "job_dir", "extra_ro", "disable_userns")
+
+    def __init__(self, project: str, state_dir: str, key_dir: str, home: str, writes: Optional[Tuple[str, ...]],
+                 protect: Tuple[str, ...] = (), git: str = "rw", network: Network = "host", caches: str = "shared",
+                 job_dir: str = "", extra_ro: Tuple[str, ...] = (), disable_userns: bool = False) -> None:
+        self.project, self.state_dir = os.path.realpath(project), os.path.realpath(state_dir)
+        self.key_dir, self.home = os.path.realpath(key_dir), os.path.realpath(home)
+        self.writes, self.protect, self.git, self.network = writes, protect, git, network
+        self.caches, self.extra_ro, self.disable_userns = caches, extra_ro, disable_userns
+        self.job_dir = job_dir or job_folder(self.state_dir, home)
+
+    @property
+    def tmp(self) -> str:
+        return os.path.join(self.job_dir, "tmp")
+
+
+def job_folder(state_dir: str, home: str) -> str:
+    """``~/.cache/baton/jobs/<id>``: the job's private /tmp (and caches, when private) live there."""
+    import zlib
+
+    raw = os.path.realpath(state_dir).encode("utf-8", "surrogateescape")
+    name = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    return os.path.join(home, ".cache", "baton", "jobs", name)
+
+
+class Built:
+    """The bwrap arguments (without the command) and what the after-check needs."""
+
+    def __init__(self, args: List[str], writable: List[str], walks: List[Walk], never: NeverPlan,
+                 notes: List[str]) -> None:
+        self.args, self.writable, self.walks, self.never, self.notes = args, writable, walks, never, notes
+
+    def after_check(self, policy: Policy) -> Dict[str, Any]:
+        """What :func:`store.gate.afterrun.check` needs, as JSON-ready data for the run's record."""
+        return {"project": policy.project, "home": policy.home, "protect": list(policy.protect),
+                "writes": None if policy.writes is None else list(policy.writes), "writable": self.writable,
+                "absent": self.never.absent,
+                "never_walks": [{"root": w.root, "covered": w.covered, "folders": w.folders} for w in self.never.walks],
+                "walks": [{"root": w.root, "islands": w.islands, "folders": w.folders, "links": w.links}
+                          for w in self.walks]}
+
+
+def _existing_dirs(paths: List[str]) -> List[str]:
+    return [p for p in paths if os.path.isdir(p) and not os.path.islink(p)]
+
+
+def _tmp_and_caches(policy: Policy) -> List[str]:
+    os.makedirs(policy.tmp, mode=0o700, exist_ok=True)
+    args = ["--bind", policy.tmp, "/tmp"] + (["--bind", policy.tmp, "/var/tmp"] if os.path.isdir("/var/tmp") else [])
+    for root in (policy.project, policy.home, PLUGIN):  # a project, home or plugin under /tmp is shown again
+        if inside(root, HIDDEN_TMP):
+            args += ["--ro-bind", root, root]
+    if policy.caches == "shared":
+        for path in _existing_dirs([os.path.join(policy.home, rel) for rel in SHARED_CACHES]):
+            args += ["--bind", path, path]
+        for path in _existing_dirs([os.path.join(policy.home, rel) for rel in CACHE_CODE]):
+            args += ["--ro-bind", path, path]
+    else:
+        cache = os.path.join(policy.job_dir, "cache")
+        os.makedirs(cache, mode=0o700, exist_ok=True)
+        args += ["--bind", cache, cache]
+        for name, sub in PRIVATE_CACHE_ENV.items():
+            args += ["--setenv", name, os.path.join(cache, sub) if sub else cache]
+    return args + ["--bind", policy.tmp, policy.tmp, "--setenv", "TMPDIR", policy.tmp]
+
+
+def _git(policy: Policy, writable: List[str]) -> Tuple[List[str], List[str]]:
+    """Binds for ``.git`` and the folders it adds to what is writable (objects, refs, index, logs)."""
+    gitdir = os.path.join(policy.project, ".git")
+    if not os.path.isdir(gitdir) or os.path.islink(gitdir):
+        return [], []  # no repository, or a worktree/submodule whose git folder lies elsewhere: read-only
+    if policy.git == "rw" and writable:
+        for sub in ("hooks", "info", "modules", "worktrees"):  # empty folders, so they can be bound read-only
+            os.makedirs(os.path.join(gitdir, sub), exist_ok=True)
+        return ["--bind", gitdir, gitdir], [gitdir]
+    return (["--ro-bind", gitdir, gitdir], []) if inside(gitdir, writable) else ([], [])
+
+
+def build(policy: Policy, lock: str = "") -> Built:
+    """bwrap's arguments for ``policy``, in the order that makes them safe (see the module docstring)."""
+    args = list(NAMESPACES) + (["--disable-userns"] if policy.disable_userns else [])
+    args += ["--unshare-net"] if policy.network != "host" else []
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"] + _tmp_and_caches(policy)
+    globs = Globs(policy.project, policy.home, ("**",) if policy.writes is None else policy.writes)
+    os.makedirs(os.path.join(policy.project, ".claude"), exist_ok=True)  # empty, so it can be bound read-only
+    plan = plan_writes(globs)
+    for path in plan.rw:
+        args += ["--bind", path, path]
+    for path in plan.islands:
+        args += ["--ro-bind", path, path]
+    git_args, git_rw = _git(policy, plan.rw)
+    args += git_args
+    writable = plan.rw + git_rw
+    never = plan_never(never_globs(policy.project, policy.home, policy.protect, writable), writable)
+    for path in never.ro + [p for p in policy.extra_ro if os.path.lexists(p)]:
+        args += ["--ro-bind", path, path]
+    os.makedirs(policy.key_dir, mode=0o700, exist_ok=True)  # made here, so no command can plant one first
+    args += ["--ro-bind", policy.state_dir, policy.state_dir, "--tmpfs", policy.key_dir, "--remount-ro", policy.key_dir]
+    args += [a for s in SOCKETS if os.path.exists(s) for a in ("--ro-bind", "/dev/null", s)]
+    if os.path.isdir("/run/user"):
+        args += ["--tmpfs", "/run/user", "--remount-ro", "/run/user"]
+    args += ["--setenv", "BATON_SANDBOX", "1"] + (["--lock-file", lock] if lock else [])
+    return Built(args, writable, plan.walks, never, plan.notes)
+
+
+def summary(policy: Policy) -> Dict[str, Any]:
+    """What the model is told about where it may write (for the permission reason)."""
+    return {"writes": "the whole project" if policy.writes is None else ", ".join(policy.writes) or "nothing",
+            "git": policy.git, "network": policy.network if isinstance(policy.network, str) else "allowlist"}

@@ -1,0 +1,280 @@
+"""The job's figures across every session, kept in ``.baton/monitor/figures.json`` and caught up
+incrementally: the ledger, ``events.jsonl`` and each session's transcripts (its subagents' too)
+are read from the offsets reached last time, never again from the start.
+
+The file is derived: when it is lost or no longer matches the ledger it is rebuilt from the
+ledger, the events still on disk and the transcripts it knew of. Writers hold ``hooks.lock``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from store.base import durable
+from store.monitor import compact, fold, tally, transcript
+from store.monitor.clock import epoch
+from store.state.ledger import GENESIS, iter_lines
+from store.state.location import Layout
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
+
+    from store.state.plan import Plan
+
+VERSION = 1
+FOLDER = "monitor"
+
+
+def new() -> Dict[str, Any]:
+    return {"version": VERSION, "ledger": [0, 0, GENESIS], "events": [0, 0, "", ""], "first": None, "last": None,
+            "status": {}, "next": [None, None], "history": [], "approved": [], "waits": [], "progress": None,
+            "steps": {}, "sessions": {}, "transcripts": {}, "tokens": [0, 0, 0, 0], "turns": 0, "calls": 0,
+            "failures": 0, "error": None, "refusals": {}, "alerts": [], "alerts_total": 0, "lost_events": 0,
+            "marks": [], "rev": 0}
+
+
+def folder(layout: Layout) -> Path:
+    return layout.root / FOLDER
+
+
+def path_of(layout: Layout) -> Path:
+    return folder(layout) / "figures.json"
+
+
+def load(layout: Layout) -> Dict[str, Any]:
+    """The saved figures, or fresh ones when the file is missing, unreadable or of another version."""
+    try:
+        data = json.loads(path_of(layout).read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return new()
+    if not isinstance(data, dict) or data.get("version") != VERSION or set(new()) - set(data):
+        return new()
+    if not isinstance(data["events"], list) or len(data["events"]) != 4:
+        return new()
+    return data
+
+
+def save(layout: Layout, fig: Mapping[str, Any]) -> None:
+    where = folder(layout)
+    if not where.is_dir():
+        where.mkdir(parents=True, exist_ok=True)
+        durable.atomic_write(where / ".gitignore", b"# baton's figures and export state: derived, local\n*\n",
+                             sync=False)
+    durable.atomic_write(path_of(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
+
+
+def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:
+    return (list(plan.ids), [s.id for s in plan.steps if s.needs_approval], [s.id for s in plan.steps if s.validate])
+
+
+def _new_records(fig: Dict[str, Any], layout: Layout, budget: int = 0) -> Optional[List[Dict[str, Any]]]:
+    """The ledger's complete records after those folded, at most ``budget`` of them when given
+    (moving the offset past them); ``None`` when the ledger no longer continues what was folded
+    (shorter, or another chain)."""
+    offset, seq, last_hash = fig["ledger"]
+    try:
+        size = layout.ledger.stat().st_size
+    except FileNotFoundError:
+        size = 0
+    if size < offset:
+        return None
+    records: List[Dict[str, Any]] = []
+    for at, raw, complete in iter_lines(layout.ledger, offset):
+        if not complete:
+            break
+        try:
+            record = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("seq"), int):
+            if not records and offset and (record["seq"] != seq + 1 or record.get("prev") != last_hash):
+                return None
+            records.append(record)
+            seq, last_hash = record["seq"], str(record.get("hash", ""))
+        offset = at + len(raw) + 1
+        if budget and len(records) >= budget:
+            break
+    fig["ledger"] = [offset, seq, last_hash]
+    return records
+
+
+MARK = 64  # bytes at the start of an events file, and before the offset, that tell it is the same file
+
+
+def _mark(path: Path, start: int, size: int) -> Optional[str]:
+    """``size`` bytes of ``path`` from ``start`` (hex), or ``None`` when the file is shorter."""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            data = handle.read(size)
+    except OSError:
+        return None
+    return data.hex() if len(data) == size else None
+
+
+def _inode(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return 0
+
+
+def _same(path: Path, offset: int, head: str, tail: str) -> bool:
+    """Whether ``path`` begins as the file read last time and holds the same bytes before the offset."""
+    return (_mark(path, 0, min(offset, MARK)) == head
+            and _mark(path, max(offset - MARK, 0), min(offset, MARK)) == tail)
+
+
+def _event_files(fig: Dict[str, Any], layout: Layout) -> List[Tuple[Path, int]]:
+    """Which events files to read from where: the one read last time (by inode, or by its first
+    bytes and those before the offset when the inode changed, as in a copied or restored ``.baton``),
+    which is the current file or, after a rotation, the rotated one followed by the current one."""
+    ino, offset, head, tail = fig["events"]
+    current, old = layout.events, layout.events.with_name(layout.events.name + ".1")
+    if not offset:
+        return [(old, 0), (current, 0)]
+    if _inode(current) == ino or (_inode(old) != ino and _same(current, offset, head, tail)):
+        return [(current, offset)]
+    if _inode(old) == ino or _same(old, offset, head, tail):
+        return [(old, offset), (current, 0)]
+    fig["lost_events"] += 1  # rotated twice since the last fold: the older lines are gone
+    return [(current, 0)]
+
+
+def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
+    """The events written since the last fold (following a rotation), moving the offset past them."""
+    events: List[Dict[str, Any]] = []
+    for path, start in _event_files(fig, layout):
+        if not path.exists():
+            continue
+        offset = start
+        for at, raw, complete in iter_lines(path, start):
+            if not complete:
+                break
+            try:
+                event = json.loads(raw) if raw.strip() else None
+            except ValueError:
+                event = None
+            if isinstance(event, dict):
+                events.append(event)
+            offset = at + len(raw) + 1
+        fig["events"] = [_inode(path), offset, _mark(path, 0, min(offset, MARK)) or "",
+                         _mark(path, max(offset - MARK, 0), min(offset, MARK)) or ""]
+    return events
+
+
+def fold_events(fig: Dict[str, Any], layout: Layout) -> None:
+    """Apply only the new events (before ``events.jsonl`` is rotated away)."""
+    for event in _new_events(fig, layout):
+        tally.apply_event(fig, event)
+
+
+def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str, Any]],
+                         events: List[Dict[str, Any]], readings: List[Tuple[str, bool, Any]]) -> None:
+    """Apply the new records, events and model responses merged by time, so each response finds the
+    step that was NEXT when it was written. A record's second ends after everything stamped with it."""
+    order, approval = list(plan.ids), [s.id for s in plan.steps if s.needs_approval]
+    validated = [s.id for s in plan.steps if s.validate]
+    fold.seed(fig, order)
+    later = float("inf")
+    timed: List[Tuple[float, int, Any]] = [((epoch(r.get("ts")) or 0.0) + 0.999, 0, r) for r in records]
+    timed += [(epoch(e.get("ts")) or 0.0, 1, e) for e in events]
+    for sid, main, reading in readings:
+        timed += [(m.ts if m.ts is not None else later, 2, (sid, main, m)) for m in reading.messages]
+        timed += [(ts if ts is not None else later, 3, code) for ts, code in reading.refusals]
+    for t, kind, item in sorted(timed, key=lambda x: (x[0], x[1])):
+        if kind == 0:
+            fold.apply_record(fig, item, order, approval, validated)
+        elif kind == 1:
+            tally.apply_event(fig, item)
+        elif kind == 2:
+            tally.apply_message(fig, item[0], item[2], item[1])
+        else:
+            tally.apply_refusal(fig, None if t == later else t, item)
+    for sid, _, reading in readings:
+        tally.apply_costs(fig, sid, reading)
+
+
+def register(fig: Dict[str, Any], session: str, path: str) -> None:
+    """Know the transcript of ``session`` (from a hook's payload) so later folds read it."""
+    if session and path:
+        compact.track(fig, session, path)
+        fold.session_entry(fig, session)["transcript"] = path
+
+
+def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = None) -> List[Tuple[str, bool, Any]]:
+    """Read what the transcripts of ``sessions`` (all when ``None``) gained, subagents included,
+    moving their offsets on: ``(session, main transcript?, reading)`` for each chunk read. For one
+    session (a hook) one chunk per transcript; for all (``baton status``...) up to their ends."""
+    known: Dict[str, List[Any]] = fig["transcripts"]
+    for path, (sid, _, _) in list(known.items()):
+        if "/subagents/" not in path.replace(os.sep, "/") and (sessions is None or sid in sessions):
+            for sub in transcript.subagent_transcripts(path):
+                known.setdefault(sub, [sid, 0, []])
+    out = []
+    for path, (sid, offset, recent) in list(known.items()):
+        if sessions is not None and sid not in sessions:
+            continue
+        main = "/subagents/" not in path.replace(os.sep, "/")
+        while True:
+            try:
+                size = os.stat(path).st_size
+                if size == offset:
+                    break
+                reading = transcript.read(path, offset, recent)
+            except OSError:
+                break
+            out.append((sid, main, reading))
+            known[path] = [sid, reading.offset, reading.recent]
+            if sessions is not None or reading.offset in (offset, size):
+                break
+            offset, recent = reading.offset, reading.recent
+    return out
+
+
+LEDGER_BUDGET = 20_000  # ledger records a hook folds at most per call (about a third of a second)
+
+
+def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
+             sessions: Optional[Collection[str]] = None) -> Dict[str, Any]:
+    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches. A
+    hook (``sessions`` given) folds at most :data:`LEDGER_BUDGET` ledger records per call, so that a
+    long ledger met for the first time (an existing job) is caught up over several calls, never in
+    one hook that would run out of time; ``baton status`` folds all of it."""
+    budget = LEDGER_BUDGET if sessions is not None else 0
+    records = _new_records(fig, layout, budget)
+    if records is None:
+        paths = {p: [sid, 0, []] for p, (sid, _, _) in fig["transcripts"].items()}
+        fig = new()
+        fig["transcripts"] = paths
+        records = _new_records(fig, layout, budget) or []
+    events = _new_events(fig, layout)
+    for event in events:  # a session that just started: read its transcript in this same fold
+        if event.get("kind") == "session" and isinstance(event.get("transcript"), str):
+            register(fig, str(event.get("session") or ""), event["transcript"])
+    _apply_in_time_order(fig, plan, records, events, read_transcripts(fig, sessions))
+    compact.compact(fig)
+    return fig
+
+
+def refresh(layout: Layout, plan: Plan, sessions: Optional[Collection[str]] = None,
+            transcripts: Optional[Mapping[str, str]] = None, write: bool = True) -> Dict[str, Any]:
+    """Load, catch up and save the figures under ``hooks.lock``; ``transcripts`` maps session ids
+    to transcript paths a hook was just told about. A store that cannot be written still answers."""
+    if not layout.root.is_dir():
+        return catch_up(new(), layout, plan, sessions)
+    try:
+        with durable.locked(layout.hooks_lock):
+            fig = load(layout)
+            for sid, where in (transcripts or {}).items():
+                register(fig, sid, where)
+            fig = catch_up(fig, layout, plan, sessions)
+            if write:
+                save(layout, fig)
+            return fig
+    except PermissionError:
+        fig = load(layout)
+        return catch_up(fig, layout, plan, sessions)

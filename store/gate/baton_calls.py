@@ -64,7 +64,7 @@ def launched(line: str) -> str:
     """``baton ARGS`` as the model wrote it, when ``line`` has :func:`launcher`'s form ('' otherwise):
     PostToolUse sees the command Claude Code ran, and records and answers the model's own."""
     # shlex takes time quadratic in a word's length: only a line that can be the launcher's is split
-    if len(line) > LAUNCHED_MAX or " -I -S " not in line or "/bin/baton" not in line:
+    if len(line) > LAUNCHED_MAX or "-I" not in line or "-S" not in line or "/bin/baton" not in line:
         return ""
     import shlex
 

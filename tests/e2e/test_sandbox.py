@@ -61,6 +61,11 @@ def changed(before: Dict[str, Any], after: Dict[str, Any]) -> set[str]:
     return {p for p in set(before) | set(after) if before.get(p) != after.get(p)}
 
 
+def real(path: object) -> str:
+    """The file itself: a checkout's .cache is a link out of the project, which the sandbox does not follow."""
+    return os.path.realpath(str(path))
+
+
 def allowed(path: str) -> bool:
     """What a command of step `build` may change: its writes, git's objects and index, baton's bookkeeping."""
     if path.startswith(("src/", ".git/")) and not path.startswith((".git/hooks", ".git/config", ".git/info")):
@@ -137,7 +142,7 @@ def test_a_nested_claude_cannot_approve_a_later_step_ahead_of_time(
     claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
 ) -> None:
     job(project, plugin_copy, claude)
-    nested = f"timeout 60 {claude.exe} -p '/baton:approve ship' --plugin-dir {plugin_copy}"
+    nested = f"timeout 60 {real(claude.exe)} -p '/baton:approve ship' --plugin-dir {plugin_copy}"
     scrubbed = f"mkdir -p h && env -i PATH=$PATH HOME=$PWD/h {nested}"
     fake_api.script = Turns([text("approving ahead"), bash("nested", nested)], [bash("scrubbed", scrubbed)],
                             [text("tried")])
@@ -159,7 +164,7 @@ def test_a_nested_claude_in_the_waiting_step_is_stopped_by_the_kernel(
         assert baton(plugin_copy, project, claude.home, "record", step, "done", "x").returncode == 0
     ledger_before = (project / ".baton" / "steps.jsonl").read_bytes()
     # no marker left (env -i), a home of its own in the job's private /tmp, and ship does wait now
-    scrubbed = f"mkdir -p $TMPDIR/h && env -i PATH=$PATH HOME=$TMPDIR/h timeout 60 {claude.exe} " \
+    scrubbed = f"mkdir -p $TMPDIR/h && env -i PATH=$PATH HOME=$TMPDIR/h timeout 60 {real(claude.exe)} " \
                f"-p '/baton:approve ship' --plugin-dir {plugin_copy}"
     fake_api.script = Turns([text("approving"), bash("scrubbed", scrubbed)], [text("tried")])
 

@@ -408,9 +408,13 @@ def _counters(project: Project) -> Dict[str, Any]:
 
 
 def _last_event(project: Project) -> Dict[str, Any]:
-    lines = project.layout.events.read_bytes().splitlines()
-    last: Dict[str, Any] = json.loads(lines[-1]) if lines else {}
-    return last
+    """The last outcome in events.jsonl: an alert the call raised (once per condition, such as
+    "25 tool calls since the last recorded step") may follow it."""
+    for line in reversed(project.layout.events.read_bytes().splitlines()):
+        event: Dict[str, Any] = json.loads(line)
+        if event.get("kind") != "alert":
+            return event
+    return {}
 
 
 def _want(condition: bool, problem: str) -> None:

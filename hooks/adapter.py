@@ -13,9 +13,10 @@ handled by the bootstrap in hooks.json).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
+
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,12 +9,12 @@ a replay after a crash writes nothing twice.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 
 from store.base import durable
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -11,9 +11,8 @@ clone's queue is never applied twice). Lock order, always: a step's claim row, t
 
 from __future__ import annotations
 
-import json
-
 from store.backend import driver
+from store.base import jsonc as json
 from store.base.errors import CHECK, BatonError
 from store.base.values import Frozen
 

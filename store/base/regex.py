@@ -7,8 +7,6 @@ Compiling every pattern of every imported module cost a Bash gate call several m
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, AnyStr, Pattern
@@ -26,6 +24,8 @@ class Lazy:
             raise AttributeError(name)
         compiled = self.__dict__.get("_compiled")
         if compiled is None:
+            import re  # at the first use, so that importing a module full of patterns costs nothing
+
             compiled = self.__dict__["_compiled"] = re.compile(*self._args)
         value = getattr(compiled, name)
         self.__dict__[name] = value

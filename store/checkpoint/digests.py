@@ -7,11 +7,11 @@ folders, a folder stands for everything below it. ``.git`` and ``.baton`` are ne
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
 from store.base import durable
+from store.base import jsonc as json
 from store.base.paths import glob_match
 
 TYPE_CHECKING = False

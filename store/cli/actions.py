@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from store.base import durable
+from store.base import jsonc as json
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
 from store.state import approvals, archive, claims, journal, workers

@@ -7,10 +7,10 @@ each plain line. ``--json`` prints every event but the status ticks as one JSON 
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 
+from store.base import jsonc as json
 from store.base.text import one_line
 
 TYPE_CHECKING = False

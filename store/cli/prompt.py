@@ -9,8 +9,6 @@ may be quoted, and a note is the rest of the line exactly as typed. Every answer
 
 from __future__ import annotations
 
-import re
-
 from store.base.errors import BatonError
 
 TYPE_CHECKING = False
@@ -19,24 +17,33 @@ if TYPE_CHECKING:
 
     from store.state.location import Layout
 
-PATTERN = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
-BARE = re.compile(r"/(brief|record)(?:\s+(.*))?\Z", re.DOTALL)
 NAMES = ("brief", "status", "record", "approve", "plan")
 PERSON = "{command} typed in the prompt"
 
 
+def _command(prompt: str, prefix: str, names: Tuple[str, ...]) -> Optional[Tuple[str, str]]:
+    r"""``<prefix><name>``, alone or followed by white space and an argument string (what the regex
+    ``<prefix>([a-z]+)(?:\s+(.*))?\Z`` says, read without loading ``re`` into the hook)."""
+    text = prompt.strip()
+    if not text.startswith(prefix):
+        return None
+    at = end = len(prefix)
+    while end < len(text) and "a" <= text[end] <= "z":
+        end += 1
+    name, rest = text[at:end], text[end:]
+    if name not in names or rest and not rest[0].isspace():
+        return None
+    return name, rest.strip()
+
+
 def parse(prompt: str) -> Optional[Tuple[str, str]]:
     """(name, raw argument string) when ``prompt`` is one of baton's commands."""
-    match = PATTERN.match(prompt.strip())
-    if not match or match.group(1) not in NAMES:
-        return None
-    return match.group(1), (match.group(2) or "").strip()
+    return _command(prompt, "/baton:", NAMES)
 
 
 def parse_bare(prompt: str) -> Optional[Tuple[str, str]]:
     """(name, raw argument string) for a bare ``/brief`` or ``/record``, the card's names."""
-    match = BARE.match(prompt.strip())
-    return (match.group(1), (match.group(2) or "").strip()) if match else None
+    return _command(prompt, "/", ("brief", "record"))
 
 
 def split_words(raw: str, count: int) -> Tuple[List[str], str]:

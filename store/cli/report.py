@@ -4,12 +4,12 @@ with ``--json``, each prints one JSON object instead (the report: the status doc
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
 
 from store.base import durable
+from store.base import jsonc as json
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import dashboard, views

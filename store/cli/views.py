@@ -16,7 +16,7 @@ LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 
 def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
     """Whether Bash is enforced by baton's sandbox here, and why not when it is not."""
-    from store.gate.enforce import current_mode
+    from store.gate.mode import current_mode
 
     mode = current_mode(job.plan, job.layout.project_dir, env)
     return {"enforced": mode.kernel, "why": mode.why}

@@ -9,7 +9,6 @@ reason for the model, then ``[baton:CODE]``, the code that names the check that 
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 from store.base import paths as scope
@@ -148,11 +147,17 @@ def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str
 BATON_TABLES = r"\bbaton_(?:records|jobs|claims|writes|meta)\b"  # store.backend.postgres
 
 
+def _mentions_tables(text: str) -> bool:
+    import re  # only for a text that names one: most calls never load it
+
+    return re.search(BATON_TABLES, text) is not None
+
+
 def mentions_protected(command: str) -> Optional[str]:
     folded = scope.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
-    if "baton_" in folded and re.search(BATON_TABLES, folded):  # re: loaded with json; compiled only when needed
+    if "baton_" in folded and _mentions_tables(folded):
         return "the command names baton's tables in the job's database, which change only through `baton record`"
     return None
 

@@ -9,8 +9,9 @@ local settings, and the running CLI's ``--settings``, ``--allowedTools`` and ``-
 
 from __future__ import annotations
 
-import json
 import os
+
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

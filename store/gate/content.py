@@ -9,9 +9,9 @@ whose effect baton cannot tell while its words name a covered file.
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.base import paths as scope
 from store.gate.call import refuse
 

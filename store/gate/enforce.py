@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate import baton_calls, claude_settings, permissions, probe, rewrite, runs, sandbox
+from store.gate import baton_calls, claude_settings, permissions, rewrite, runs, sandbox
 from store.gate.bash import decide_bash
 from store.gate.call import Call, Rules, refuse
+from store.gate.mode import Mode, mode_for
 from store.state import approvals
 from store.state.hosts import host_policy
 from store.state.rules import read_only_globs
@@ -34,32 +35,6 @@ if TYPE_CHECKING:
 
 TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
                ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
-
-
-class Mode:
-    """Where Bash is enforced: ``kernel`` (bubblewrap, at ``bwrap``) or not, and why not."""
-
-    def __init__(self, kernel: bool, why: str = "", bwrap: str = "") -> None:
-        self.kernel, self.why, self.bwrap = kernel, why, bwrap
-
-    def describe(self) -> str:
-        return "bubblewrap (enforced by the kernel)" if self.kernel else f"unavailable ({self.why})"
-
-
-def mode_for(plan: Plan, env: Mapping[str, str], person: claude_settings.PersonRules) -> Mode:
-    if not plan.sandbox.enabled:
-        return Mode(False, "the plan turns it off: sandbox.enabled is false")
-    if person.claude_sandbox:
-        return Mode(False, "Claude Code's own sandbox is on, and baton's cannot run inside it")
-    if not sys.platform.startswith("linux"):
-        return Mode(False, f"baton's sandbox needs Linux and bubblewrap; this is {sys.platform}")
-    found = probe.bubblewrap(env)
-    return Mode(True, bwrap=found.bwrap) if found.ok else Mode(False, found.why)
-
-
-def current_mode(plan: Plan, project: str, env: Mapping[str, str]) -> Mode:
-    """The mode for ``baton status`` and the brief."""
-    return mode_for(plan, env, claude_settings.load(os.path.realpath(project), env))
 
 
 def _answer(decision: str, reason: str, command: Optional[str] = None,

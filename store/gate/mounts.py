@@ -12,12 +12,12 @@ treatment: existing ones are bound read-only, new ones are removed after the com
 from __future__ import annotations
 
 import os
-import re
 
 from store.base import paths as scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Dict, Iterable, List, Optional, Tuple
 
 MAX_VISITS = 5000  # entries one walk may look at before the glob is bound file by file instead
@@ -39,6 +39,8 @@ def normal(glob: str, home: str) -> str:
 def _segment(pattern: str) -> re.Pattern[str]:
     found = _SEGMENTS.get(pattern)
     if found is None:
+        import re  # only for a glob with a wildcard in it
+
         body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in pattern)
         found = _SEGMENTS[pattern] = re.compile(body, re.DOTALL)
     return found

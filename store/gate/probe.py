@@ -9,8 +9,9 @@ the user, for a day. Only absolute, system locations of ``bwrap`` are used, neve
 
 from __future__ import annotations
 
-import json
 import os
+
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

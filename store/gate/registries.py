@@ -8,9 +8,9 @@ registry. A registry named only by a configuration baton does not read is unknow
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False

@@ -12,10 +12,10 @@ here (``.baton`` is read-only).
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import time
+
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 FOLDER = "run"
 STARTING_SECONDS = 3.0  # a run started (its shell touched ``.started``) whose lock is not held yet is starting
 STALE_SECONDS = 24 * 3600
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def folder(state_dir: str) -> str:
@@ -35,7 +34,7 @@ def folder(state_dir: str) -> str:
 def run_id(tool_use_id: Any) -> str:
     """A file name for the call: its ``tool_use_id`` when it has one, else a fresh random one."""
     if isinstance(tool_use_id, str) and tool_use_id:
-        return _UNSAFE.sub("_", tool_use_id)[:100]
+        return "".join(c if c.isascii() and (c.isalnum() or c in "_-") else "_" for c in tool_use_id[:100])
     import secrets
 
     return "call_" + secrets.token_hex(8)

@@ -7,9 +7,6 @@ refuse. ``LOCAL`` (``""``) marks a local path or ``file://`` URL: no network.
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
 from store.state.hosts import normal_host
 
 TYPE_CHECKING = False
@@ -17,8 +14,18 @@ if TYPE_CHECKING:
     from typing import Optional
 
 LOCAL = ""
-_SCHEME = lazy(r"[A-Za-z][A-Za-z0-9+.-]*\Z")
-_HOST = lazy(r"[A-Za-z0-9._~%-]+\Z|[0-9A-Fa-f:.]+\Z")
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+_SCHEME_CHARS = frozenset(_LETTERS + "0123456789+.-")  # RFC 3986: a letter, then these
+_NAME_CHARS = frozenset(_LETTERS + "0123456789._~%-")  # a host name (after IDNA)
+_ADDRESS_CHARS = frozenset("0123456789ABCDEFabcdef:.")  # an IPv6 or IPv4 address
+
+
+def _is_scheme(text: str) -> bool:
+    return bool(text) and text[0] in _LETTERS and all(c in _SCHEME_CHARS for c in text)
+
+
+def _is_host(text: str) -> bool:
+    return bool(text) and (all(c in _NAME_CHARS for c in text) or all(c in _ADDRESS_CHARS for c in text))
 
 
 def url_host(text: str, glob: bool = False, bare: bool = False) -> Optional[str]:
@@ -30,13 +37,13 @@ def url_host(text: str, glob: bool = False, bare: bool = False) -> Optional[str]
         return None
     if "://" in text:
         scheme, rest = text.split("://", 1)
-        if not _SCHEME.match(scheme):
+        if not _is_scheme(scheme):
             return None
         if scheme.lower() == "file":
             return LOCAL
     else:
         rest = text
-    netloc = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    netloc = rest[:min([at for at in map(rest.find, "/?#") if at >= 0] or [len(rest)])]
     if netloc.count("@") > 1:
         return None
     hostport = netloc.rpartition("@")[2]
@@ -50,7 +57,7 @@ def url_host(text: str, glob: bool = False, bare: bool = False) -> Optional[str]
     if not host:
         return None
     host = normal_host(host)
-    return host if _HOST.match(host) else None
+    return host if _is_host(host) else None
 
 
 def scp_host(text: str) -> Optional[str]:

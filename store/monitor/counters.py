@@ -3,8 +3,7 @@ damaged) and replaced atomically by writers holding ``hooks.lock``."""
 
 from __future__ import annotations
 
-import json
-
+from store.base import jsonc as json
 from store.state.location import COUNTERS, Layout
 
 TYPE_CHECKING = False

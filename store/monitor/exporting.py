@@ -8,11 +8,11 @@ or slow did not take is sent by a later export.
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 from store.base import durable
+from store.base import jsonc as json
 from store.monitor import figures, telemetry
 
 TYPE_CHECKING = False

@@ -8,11 +8,11 @@ ledger, the events still on disk and the transcripts it knew of. Writers hold ``
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from store.base import durable
+from store.base import jsonc as json
 from store.monitor import compact, fold, tally, transcript
 from store.monitor.clock import epoch
 from store.state.ledger import GENESIS, iter_lines

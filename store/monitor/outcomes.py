@@ -10,9 +10,9 @@ totals do not).
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.base.values import Value
 from store.monitor.counters import read_counters as read_counters  # where every caller has found them
 from store.monitor.counters import save_counters as save_counters

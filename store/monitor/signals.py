@@ -10,8 +10,7 @@ reached, a session started or ended.
 
 from __future__ import annotations
 
-import json
-
+from store.base import jsonc as json
 from store.monitor import costs
 from store.monitor.clock import epoch
 from store.monitor.fold import weight

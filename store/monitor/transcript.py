@@ -10,9 +10,8 @@ Only complete lines are read; a line still being written (or cut by a kill) wait
 
 from __future__ import annotations
 
-import json
-import re
-
+from store.base import jsonc as json
+from store.base.regex import lazy
 from store.base.values import Value
 from store.monitor.clock import epoch
 
@@ -25,7 +24,7 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cac
 MODEL_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
 CHUNK = 8 * 1024 * 1024  # the most one read takes in; the rest waits for the next read
 RECENT = 2  # message keys remembered across reads, for entries of one message split by a read
-REFUSAL = re.compile(r"\[baton:([a-z]+(?:-[a-z]+)*)\]")
+REFUSAL = lazy(r"\[baton:([a-z]+(?:-[a-z]+)*)\]")
 
 
 class Message(Value):

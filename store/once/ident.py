@@ -5,9 +5,9 @@ last line of it that is JSON)."""
 
 from __future__ import annotations
 
-import json
 import re
 
+from store.base import jsonc as json
 from store.base.errors import BatonError
 
 TYPE_CHECKING = False

@@ -11,9 +11,9 @@ exits 1. The retry-after itself never appears: only the delays of the retries be
 
 from __future__ import annotations
 
-import json
 import signal
 
+from store.base import jsonc as json
 from store.base.text import one_line
 from store.base.values import Frozen
 

@@ -10,8 +10,9 @@ program running as the same user with intent to forge.
 
 from __future__ import annotations
 
-import json
 import os
+
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

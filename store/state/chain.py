@@ -12,11 +12,11 @@ chain without a key never claimed to stop.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 from pathlib import Path
 
+from store.base import jsonc as json
 from store.base.values import Frozen
 from store.state.ledger import GENESIS, LedgerError, check_link, parse_line
 from store.state.sealing import sealed_hashes

@@ -11,9 +11,8 @@ index that does not match the ledger is rebuilt from it once.
 
 from __future__ import annotations
 
-import json
-
 from store.base import durable
+from store.base import jsonc as json
 from store.base.text import one_line
 from store.state import keylock, snapshot
 from store.state.ledger import read_at

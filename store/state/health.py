@@ -8,9 +8,9 @@ be written they go to the plugin's data folder instead, marked with the job they
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.state.location import LEDGER, Layout
 
 TYPE_CHECKING = False

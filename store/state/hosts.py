@@ -9,8 +9,6 @@ directly: ``.hosts`` for its allowlist, ``.refusing(host)`` for one connection.
 
 from __future__ import annotations
 
-import re
-
 from store.base.values import Frozen
 
 TYPE_CHECKING = False
@@ -81,4 +79,4 @@ def host_matches(host: str, pattern: str) -> bool:
 
 def mcp_name(name: str) -> str:
     """An MCP server name as Claude Code puts it in tool names (``mcp__<server>__<tool>``)."""
-    return re.sub(r"[^A-Za-z0-9_*?]", "_", name)
+    return "".join(c if c.isascii() and (c.isalnum() or c in "_*?") else "_" for c in name)

@@ -18,11 +18,11 @@ clone's queue while the server cannot be reached (``store.state.remote``).
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 
+from store.base import jsonc as json
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
 from store.state import snapshot

@@ -10,9 +10,9 @@ edits; it is not a signature (anyone with the file can recompute it).
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.base.values import Frozen
 from store.state.sealing import one_sha256, sealed_intact
 

@@ -10,8 +10,7 @@ one line naming the file, the step and the field.
 
 from __future__ import annotations
 
-import json
-
+from store.base import jsonc as json
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
 from store.state import sandbox_settings

@@ -10,12 +10,12 @@ snapshot is rebuilt outside the caller's critical path (``store.state.background
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import time
 from pathlib import Path
 
+from store.base import jsonc as json
 from store.state.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot, key_digest
 

@@ -17,7 +17,6 @@ has nothing to check (README: "What is guaranteed").
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -25,6 +24,7 @@ from store.backend import choice
 from store.backend.driver import Unreachable
 from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
+from store.base import jsonc as json
 from store.base.errors import USAGE, BatonError, describe
 from store.state import attempts, claims, mirror
 from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal

@@ -10,8 +10,6 @@ shape: :func:`read_only_globs`, :func:`checks`; ``store.state.hosts`` gives the 
 
 from __future__ import annotations
 
-import re
-
 from store.base.errors import USAGE, BatonError
 from store.base.values import Frozen
 
@@ -127,6 +125,8 @@ def _value(kind: str, item: Dict[str, Any], where: str) -> Any:
     if kind == "protect_branches":
         return _strings(value, where, lambda b: not any(c.isspace() or c in "~^:\\" for c in b))
     if kind == "allow_hosts":
+        import re  # only for a plan with hosts: a hook without such rules does not load it
+
         return tuple(h.lower().rstrip(".") for h in _strings(value, where, lambda h: re.match(_HOST, h.lower())))
     if kind == "deny_content":
         return _content(value, where)
@@ -143,6 +143,8 @@ def _content(value: Any, where: str) -> Dict[str, Any]:
     pattern = value.get("pattern")
     if not isinstance(pattern, str) or not pattern:
         raise RuleError(f"{where}.pattern: expected a non-empty regular expression")
+    import re
+
     try:
         compiled = re.compile(pattern, re.MULTILINE)
     except re.error as exc:

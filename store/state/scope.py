@@ -11,7 +11,7 @@ keeps it. Approvals without a scope (older records) keep counting as before.
 
 from __future__ import annotations
 
-import json
+from store.base import jsonc as json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -9,10 +9,10 @@ one that saw none gets the resume protocol too. Bounded: the brief is, and so is
 
 from __future__ import annotations
 
-import json
 import os
 
 from store.base import durable
+from store.base import jsonc as json
 from store.state.location import HOOKS_LOCK
 from store.state.protocol import HEADER, session_context
 from store.state.sealing import sha256_maker

@@ -13,9 +13,9 @@ ledger, as if missing. It is never the source of truth and can be deleted at any
 
 from __future__ import annotations
 
-import json
 import os
 
+from store.base import jsonc as json
 from store.base.values import Value
 from store.state import claims
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line

@@ -4,6 +4,7 @@ shell), notes kept exactly, and every mistake as one line."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pytest
@@ -34,6 +35,24 @@ def ledger(layout: Layout) -> List[Dict[str, Any]]:
     if not layout.ledger.exists():
         return []
     return [json.loads(line) for line in layout.ledger.read_text().splitlines()]
+
+
+# what the commands were first read with; the hook now reads them without loading re
+REFERENCE = re.compile(r"/baton:([a-z]+)(?:\s+(.*))?\Z", re.DOTALL)
+REFERENCE_BARE = re.compile(r"/(brief|record)(?:\s+(.*))?\Z", re.DOTALL)
+PROMPT_PIECES = st.sampled_from(["/baton:", "/", "brief", "record", "status", "plan", "x", "B", " ", "\t", "\n",
+                                 "\u2003", "\u00a0", "!", "a b", "é", "approve", ":"])
+
+
+@settings(max_examples=400)
+@given(pieces=st.lists(PROMPT_PIECES, max_size=7))
+def test_commands_are_read_as_the_reference_regex_reads_them(pieces: List[str]) -> None:
+    text = "".join(pieces)
+    match = REFERENCE.match(text.strip())
+    want = (match.group(1), (match.group(2) or "").strip()) if match and match.group(1) in commands.NAMES else None
+    assert commands.parse(text) == want
+    bare = REFERENCE_BARE.match(text.strip())
+    assert commands.parse_bare(text) == ((bare.group(1), (bare.group(2) or "").strip()) if bare else None)
 
 
 @pytest.mark.parametrize("prompt,parsed", [

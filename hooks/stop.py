@@ -35,7 +35,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.has_plan():
         return None
-    from store.monitor import launch, loop
+    from store.monitor import loop, telemetry
     from store.state.job import Job
 
     transcript = payload.get("transcript_path")
@@ -52,7 +52,10 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     out: Dict[str, Any] = _continue(answer.reason) if answer.reason else {}
     if answer.person:
         out["systemMessage"] = answer.person
-    launch.kick(layout, env)
+    if telemetry.enabled(env):  # the sender (and pathlib, which it loads) only when telemetry is on
+        from store.monitor import launch
+
+        launch.kick(layout, env)
     return out or None
 
 

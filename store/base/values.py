@@ -37,3 +37,12 @@ class Frozen(Value):
         if hasattr(self, name):
             raise AttributeError(f"{type(self).__name__}.{name} is read-only")
         object.__setattr__(self, name, value)
+
+    def _init(self, *values: object) -> None:
+        """Set every field, in ``__slots__`` order, from ``__init__``: one checked assignment per
+        field costs a plan of forty steps a millisecond on every hook call."""
+        names: Tuple[str, ...] = self.__slots__
+        if len(values) != len(names):
+            raise TypeError(f"{type(self).__name__} has {len(names)} fields, not {len(values)}")
+        for name, value in zip(names, values):
+            object.__setattr__(self, name, value)

@@ -9,23 +9,24 @@ ledger, the events still on disk and the transcripts it knew of. Writers hold ``
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from store.base import durable
 from store.base import jsonc as json
 from store.monitor import compact, fold, tally, transcript
 from store.monitor.clock import epoch
 from store.state.ledger import GENESIS, iter_lines
-from store.state.location import Layout
+from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
     from store.state.plan import Plan
 
 VERSION = 1
 FOLDER = "monitor"
+FILE = "figures.json"
 
 
 def new() -> Dict[str, Any]:
@@ -41,13 +42,23 @@ def folder(layout: Layout) -> Path:
 
 
 def path_of(layout: Layout) -> Path:
-    return folder(layout) / "figures.json"
+    return folder(layout) / FILE
+
+
+# the same places as strings: the Stop hook reads and saves the figures without importing pathlib
+def _folder(layout: Layout) -> str:
+    return layout.file(FOLDER)
+
+
+def _file(layout: Layout) -> str:
+    return os.path.join(_folder(layout), FILE)
 
 
 def load(layout: Layout) -> Dict[str, Any]:
     """The saved figures, or fresh ones when the file is missing, unreadable or of another version."""
     try:
-        data = json.loads(path_of(layout).read_bytes().decode("utf-8"))
+        with open(_file(layout), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return new()
     if not isinstance(data, dict) or data.get("version") != VERSION or set(new()) - set(data):
@@ -58,12 +69,12 @@ def load(layout: Layout) -> Dict[str, Any]:
 
 
 def save(layout: Layout, fig: Mapping[str, Any]) -> None:
-    where = folder(layout)
-    if not where.is_dir():
-        where.mkdir(parents=True, exist_ok=True)
-        durable.atomic_write(where / ".gitignore", b"# baton's figures and export state: derived, local\n*\n",
-                             sync=False)
-    durable.atomic_write(path_of(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
+    where = _folder(layout)
+    if not os.path.isdir(where):
+        os.makedirs(where, exist_ok=True)
+        durable.atomic_write(os.path.join(where, ".gitignore"),
+                             b"# baton's figures and export state: derived, local\n*\n", sync=False)
+    durable.atomic_write(_file(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
 
 
 def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:
@@ -76,13 +87,13 @@ def _new_records(fig: Dict[str, Any], layout: Layout, budget: int = 0) -> Option
     (shorter, or another chain)."""
     offset, seq, last_hash = fig["ledger"]
     try:
-        size = layout.ledger.stat().st_size
+        size = os.stat(layout.file(LEDGER)).st_size
     except FileNotFoundError:
         size = 0
     if size < offset:
         return None
     records: List[Dict[str, Any]] = []
-    for at, raw, complete in iter_lines(layout.ledger, offset):
+    for at, raw, complete in iter_lines(layout.file(LEDGER), offset):
         if not complete:
             break
         try:
@@ -104,7 +115,7 @@ def _new_records(fig: Dict[str, Any], layout: Layout, budget: int = 0) -> Option
 MARK = 64  # bytes at the start of an events file, and before the offset, that tell it is the same file
 
 
-def _mark(path: Path, start: int, size: int) -> Optional[str]:
+def _mark(path: str, start: int, size: int) -> Optional[str]:
     """``size`` bytes of ``path`` from ``start`` (hex), or ``None`` when the file is shorter."""
     try:
         with open(path, "rb") as handle:
@@ -115,25 +126,26 @@ def _mark(path: Path, start: int, size: int) -> Optional[str]:
     return data.hex() if len(data) == size else None
 
 
-def _inode(path: Path) -> int:
+def _inode(path: str) -> int:
     try:
-        return path.stat().st_ino
+        return os.stat(path).st_ino
     except OSError:
         return 0
 
 
-def _same(path: Path, offset: int, head: str, tail: str) -> bool:
+def _same(path: str, offset: int, head: str, tail: str) -> bool:
     """Whether ``path`` begins as the file read last time and holds the same bytes before the offset."""
     return (_mark(path, 0, min(offset, MARK)) == head
             and _mark(path, max(offset - MARK, 0), min(offset, MARK)) == tail)
 
 
-def _event_files(fig: Dict[str, Any], layout: Layout) -> List[Tuple[Path, int]]:
+def _event_files(fig: Dict[str, Any], layout: Layout) -> List[Tuple[str, int]]:
     """Which events files to read from where: the one read last time (by inode, or by its first
     bytes and those before the offset when the inode changed, as in a copied or restored ``.baton``),
     which is the current file or, after a rotation, the rotated one followed by the current one."""
     ino, offset, head, tail = fig["events"]
-    current, old = layout.events, layout.events.with_name(layout.events.name + ".1")
+    current = layout.file(EVENTS)
+    old = current + ".1"
     if not offset:
         return [(old, 0), (current, 0)]
     if _inode(current) == ino or (_inode(old) != ino and _same(current, offset, head, tail)):
@@ -148,7 +160,7 @@ def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
     """The events written since the last fold (following a rotation), moving the offset past them."""
     events: List[Dict[str, Any]] = []
     for path, start in _event_files(fig, layout):
-        if not path.exists():
+        if not os.path.exists(path):
             continue
         offset = start
         for at, raw, complete in iter_lines(path, start):
@@ -264,10 +276,10 @@ def refresh(layout: Layout, plan: Plan, sessions: Optional[Collection[str]] = No
             transcripts: Optional[Mapping[str, str]] = None, write: bool = True) -> Dict[str, Any]:
     """Load, catch up and save the figures under ``hooks.lock``; ``transcripts`` maps session ids
     to transcript paths a hook was just told about. A store that cannot be written still answers."""
-    if not layout.root.is_dir():
+    if not os.path.isdir(layout.state_dir):
         return catch_up(new(), layout, plan, sessions)
     try:
-        with durable.locked(layout.hooks_lock):
+        with durable.locked(layout.file(HOOKS_LOCK)):
             fig = load(layout)
             for sid, where in (transcripts or {}).items():
                 register(fig, sid, where)

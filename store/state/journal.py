@@ -27,7 +27,7 @@ from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
 from store.state import snapshot
 from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
-from store.state.location import LEDGER, LOCK, SNAPSHOT, Layout
+from store.state.location import LEDGER, LOCK, SNAPSHOT, TORN, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
 TYPE_CHECKING = False
@@ -185,28 +185,28 @@ def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]
     from store.base import durable
 
     try:
-        tail = read_tail(layout.ledger)
+        tail = read_tail(layout.file(LEDGER))
     except LedgerError as exc:
-        raise BatonError(f"{layout.ledger}: the last line is not a valid record ({exc}); {REPAIR_HINT}",
+        raise BatonError(f"{layout.file(LEDGER)}: the last line is not a valid record ({exc}); {REPAIR_HINT}",
                          CHECK) from None
     if not tail.torn:
         return tail.last
     try:  # killed just before the newline: the record itself is whole
         record = parse_line(tail.torn)
         check_link(record, tail.last)
-        durable.append_line(layout.ledger, b"\n", sync=fsync_enabled())
+        durable.append_line(layout.file(LEDGER), b"\n", sync=fsync_enabled())
         return record
     except LedgerError:
         pass
     entry = {"ts": now_iso(), "offset": tail.complete_size, "bytes": tail.torn.decode("latin-1")}
     try:
-        durable.append_line(layout.torn, json.dumps(entry).encode("ascii") + b"\n", sync=False)
+        durable.append_line(layout.file(TORN), json.dumps(entry).encode("ascii") + b"\n", sync=False)
     except OSError as exc:
         if not unwritable(exc):
             raise
         warnings.append(f"a torn line ({len(tail.torn)} bytes left by a killed writer, never acknowledged) "
-                        f"was dropped without a copy: {describe(exc, layout.torn)}")
-    os.truncate(layout.ledger, tail.complete_size)
+                        f"was dropped without a copy: {describe(exc, layout.file(TORN))}")
+    os.truncate(layout.file(LEDGER), tail.complete_size)
     return tail.last
 
 
@@ -257,16 +257,16 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
 
     warnings: List[str] = []
     try:
-        layout.root.mkdir(parents=True, exist_ok=True)
-        with durable.locked(layout.lock):
+        os.makedirs(layout.state_dir, exist_ok=True)
+        with durable.locked(layout.file(LOCK)):
             last = repair_tail(layout, warnings)
             if whole:
-                loaded = _caught_up(layout, snapshot.read_saved(layout.snapshot, layout.ledger))
+                loaded = _caught_up(layout, snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER)))
             else:
                 loaded = read_state(layout, save=False, steps=steps)
             snap = loaded.snapshot
             if last is not None and snap.seq != last["seq"]:
-                loaded = snapshot.rebuild(layout.ledger)
+                loaded = snapshot.rebuild(layout.file(LEDGER))
                 snap = loaded.snapshot
             picked = choose(snap)
             if picked is None:
@@ -278,7 +278,7 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
             seq, prev = (last["seq"] + 1, last["hash"]) if last else (1, GENESIS)
             record = seal(new, seq, prev)
             line = format_line(record)
-            end = durable.append_line(layout.ledger, line, sync=fsync_enabled() if sync is None else sync,
+            end = durable.append_line(layout.file(LEDGER), line, sync=fsync_enabled() if sync is None else sync,
                                       rollback=True)
             # committed: nothing below may turn this into a failure
             snap.apply(record, end, end - len(line))
@@ -286,7 +286,7 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
             if not loaded.partial:
                 _save_after_append(layout, snap, warnings)
     except OSError as exc:
-        raise BatonError(f"cannot record: {describe(exc, layout.ledger)}; nothing was recorded", USAGE) from None
+        raise BatonError(f"cannot record: {describe(exc, layout.file(LEDGER))}; nothing was recorded", USAGE) from None
     return Committed(record, Loaded(snap, 0, False, loaded.partial, loaded.unresolved), False, warnings)
 
 
@@ -296,9 +296,9 @@ def _save_after_append(layout: Layout, snap: Snapshot, warnings: List[str]) -> N
 
     try:
         effects.flush(layout, snap)
-        durable.atomic_write(layout.snapshot, snap.to_bytes(), sync=False)
+        durable.atomic_write(layout.file(SNAPSHOT), snap.to_bytes(), sync=False)
     except Exception as exc:  # noqa: BLE001 - the record is committed; the snapshot is only a cache
-        cause = describe(exc, layout.snapshot) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
+        cause = describe(exc, layout.file(SNAPSHOT)) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
         warnings.append(f"recorded, but the snapshot could not be saved ({cause}); it is rebuilt from the "
                         "ledger on the next read")
 

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
 
 STATE_NAME = ".baton"
 # the files the hooks read on every call, by name (``Layout.file``)
-PLAN, LEDGER, SNAPSHOT, LOCK, COUNTERS, HOOKS_LOCK, EVENTS = (
-    "plan.json", "steps.jsonl", "state.json", "lock", "counters.json", "hooks.lock", "events.jsonl")
+PLAN, LEDGER, SNAPSHOT, LOCK, COUNTERS, HOOKS_LOCK, EVENTS, TORN = (
+    "plan.json", "steps.jsonl", "state.json", "lock", "counters.json", "hooks.lock", "events.jsonl", "torn.log")
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # what pathlib's exists() reads as "not there"
 
 
@@ -110,7 +110,7 @@ class Layout(Frozen):
 
     @property
     def torn(self) -> Path:
-        return self.root / "torn.log"
+        return self.root / TORN
 
     @property
     def quarantine(self) -> Path:

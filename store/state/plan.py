@@ -61,6 +61,20 @@ class Step(Frozen):
 
     __slots__ = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
                  "artifacts", "rerun", "needs", "sandbox")
+    id: str
+    title: str
+    phase: Optional[str]
+    tools: Optional[Tuple[str, ...]]
+    writes: Optional[Tuple[str, ...]]
+    bash: Optional[Tuple[str, ...]]
+    approval: Optional[bool]
+    validate: Optional[str]
+    skippable: bool
+    inputs: Tuple[str, ...]
+    artifacts: Tuple[str, ...]
+    rerun: str
+    needs: Optional[Tuple[str, ...]]
+    sandbox: Optional[SandboxSettings]
 
     def __init__(self, id: str, title: str = "", phase: Optional[str] = None,
                  tools: Optional[Tuple[str, ...]] = None, writes: Optional[Tuple[str, ...]] = None,
@@ -68,13 +82,10 @@ class Step(Frozen):
                  validate: Optional[str] = None, skippable: bool = False, inputs: Tuple[str, ...] = (),
                  artifacts: Tuple[str, ...] = (), rerun: str = "skip", needs: Optional[Tuple[str, ...]] = None,
                  sandbox: Optional[SandboxSettings] = None) -> None:
-        self.id, self.title, self.phase = id, title, phase
-        self.tools, self.writes, self.bash = tools, writes, bash
-        self.approval, self.validate = approval, validate
-        self.skippable = skippable  # the plan consents to `skipped` although the step has validate or approval
-        self.inputs, self.artifacts, self.rerun = inputs, artifacts, rerun  # globs, globs, one of RERUN
-        self.needs = needs
-        self.sandbox = sandbox  # the step's own git/network settings for the sandbox, if any
+        # skippable: the plan consents to `skipped` although the step has validate or approval;
+        # inputs and artifacts are globs, rerun one of RERUN; sandbox: the step's own git/network settings
+        self._init(id, title, phase, tools, writes, bash, approval, validate, skippable, inputs, artifacts, rerun,
+                   needs, sandbox)
 
     @property
     def needs_approval(self) -> bool:
@@ -130,13 +141,17 @@ def _kind(value: Any) -> str:
     )
 
 
-def _strings(value: Any, where: str, allow_empty: bool = True) -> Tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise PlanError(f"{where}: expected a list of strings, got {_kind(value)}")
-    if not allow_empty and not value:
-        raise PlanError(f"{where}: expected at least one entry")
-    if any(not v.strip() for v in value):
-        raise PlanError(f"{where}: entries must not be empty")
+def _strings(value: Any, where: Union[str, Callable[[], str]], allow_empty: bool = True) -> Tuple[str, ...]:
+    """``value`` as a tuple of non-blank strings; ``where`` (or what it returns, built only for an
+    error) names the field."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value) \
+            or not allow_empty and not value:
+        at = where if isinstance(where, str) else where()
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise PlanError(f"{at}: expected a list of strings, got {_kind(value)}")
+        if not value:
+            raise PlanError(f"{at}: expected at least one entry")
+        raise PlanError(f"{at}: entries must not be empty")
     return tuple(value)
 
 
@@ -190,11 +205,13 @@ def _step(raw: Any, index: int, source: str) -> Step:
     skippable = raw.get("skippable", False)
     if not isinstance(skippable, bool):
         raise PlanError(f"{at('skippable')}: expected true or false, got {_kind(skippable)}")
-    lists = {k: _strings(raw[k], at(k)) if k in raw else None for k in ("tools", "writes", "bash", "needs")}
+    lists = {k: _strings(raw[k], lambda k=k: at(k)) if k in raw else None  # type: ignore[misc]
+             for k in ("tools", "writes", "bash", "needs")}
     needs = lists["needs"]
     if needs is not None and len(set(needs)) != len(needs):
         raise PlanError(f"{at('needs')}: names a step twice")
-    inputs, artifacts = (_strings(raw[k], at(k)) if k in raw else () for k in ("inputs", "artifacts"))
+    inputs, artifacts = (_strings(raw[k], lambda k=k: at(k)) if k in raw else ()  # type: ignore[misc]
+                         for k in ("inputs", "artifacts"))
     rerun = raw.get("rerun", "skip")
     if rerun not in RERUN:
         raise PlanError(f"{at('rerun')}: {rerun!r} is not one of {', '.join(RERUN)}")

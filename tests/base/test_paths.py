@@ -56,7 +56,7 @@ REL = st.lists(SEGMENT, min_size=1, max_size=5).map("/".join)
 LITERAL = SEGMENT.filter(lambda s: "*" not in s and "?" not in s)  # a folder name with no glob character in it
 
 
-def as_regex(pattern: str) -> "re.Pattern[str]":
+def as_regex(pattern: str) -> re.Pattern[str]:
     """The reference the glob semantics were first written as: ``**/`` any folders, ``**`` any
     text, ``*`` and ``?`` within one segment, and a match of a folder covering what is below it."""
     out, i = [], 0

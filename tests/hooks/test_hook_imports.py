@@ -6,7 +6,9 @@ warnings), hashlib, importlib, math, typing or a part of store/ a call does not 
 a hook's path fails here, whatever the timer says on a busy machine. Each case runs once in a
 project without a job (almost nothing may load) and once in a job whose NEXT needed, and has, a
 person's approval (the job's whole read path loads). The standard library's share is what the
-minimal hook itself loads on this interpreter (start-up and json), plus the few modules listed.
+interpreter loads to start, plus the few modules listed: not json, nor re and the enum,
+functools and collections it brings (together as much again as the interpreter's start), except
+where a Bash command is read or a plan's rule is a pattern.
 """
 
 from __future__ import annotations
@@ -23,15 +25,21 @@ from conftest import Hook, JobDir, Payloads
 
 from store.cli import actions
 
-# beyond what the minimal hook loads: os and its helpers (frozen in 3.11+), errno (a built-in),
-# the __future__ module every `from __future__ import annotations` loads, the built-in SHA-256
-STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "errno", "__future__", "_sha256", "_sha2"})
+# beyond the interpreter's start: os and its helpers (frozen in 3.11+), errno (a built-in), the
+# __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec
+STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "_collections_abc", "errno", "__future__",
+                    "_sha256", "_sha2", "_json"})
+# re and what it imports: for reading a Bash command, and the plan's patterns (deny_bash is fnmatch's)
+REGEX = frozenset({"re", "re._constants", "re._parser", "re._casefix", "re._compiler", "_sre", "copyreg", "enum",
+                   "types", "functools", "_functools", "collections", "_collections", "operator", "_operator",
+                   "itertools", "keyword", "reprlib"})
 LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
 NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
-         "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob")
+         "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob", "json", "json.decoder", "re",
+         "enum")
 
-CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.values", "store.state",
-                  "store.state.location"})
+CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.jsonc",
+                  "store.base.values", "store.state", "store.state.location"})
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
 JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
                  "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
@@ -43,29 +51,30 @@ GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "stor
                   "store.base.paths"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
+# reading a Bash command: baton's shell reader, whose patterns need re
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.regex", "store.gate.bash", "store.gate.effects",
-                   "store.gate.patterns", "store.state.hosts", "store.gate.runners", "store.gate.simple_commands"})
+                   "store.gate.patterns", "store.state.hosts", "store.gate.runners",
+                   "store.gate.simple_commands"}) | REGEX
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
 # permission rules are fnmatch patterns; its job folder is named by zlib's checksums, its run files are ASCII)
 SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
-                     "store.gate.permissions", "store.gate.probe", "store.gate.rewrite", "store.gate.runs",
-                     "store.gate.sandbox", "store.gate.writable", "fnmatch", "zlib", "encodings.ascii"})
-# the brief says whether the sandbox can run here (store.gate.enforce.current_mode), and the start is
-# noted for the job's figures
-BRIEF_GATES = SANDBOX | SHELL | GATE - {"hooks.pre_tool_use"} | {"store.cli", "store.cli.views", "store.monitor.alerts",
-                                                               "store.monitor.watch"}
+                     "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
+                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "fnmatch", "zlib",
+                     "encodings.ascii"})
+# the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
+# start is noted for the job's figures
+BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",
+                         "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
 ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
-# the Stop hook folds the session's transcripts into the job's figures (files found by pathlib, and
-# what pathlib imports here) and may record the stop
-FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.exporting", "store.monitor.figures",
-                    "store.monitor.fold", "store.monitor.launch", "store.monitor.sessions", "store.monitor.summary",
-                    "store.monitor.tally", "store.monitor.telemetry", "store.monitor.transcript",
-                    "store.monitor.watch", "store.state.attempts", "store.state.effects", "store.state.keylock",
-                    "pathlib", "fnmatch", "ipaddress", "ntpath", "nt", "_winapi", "urllib", "urllib.parse",
-                    "warnings"}
+# the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
+# and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on
+FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
+                    "store.monitor.sessions", "store.monitor.summary", "store.monitor.tally", "store.monitor.telemetry",
+                    "store.monitor.transcript", "store.monitor.watch", "store.state.attempts", "store.state.effects",
+                    "store.state.keylock", "store.base.regex"}
 DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 
@@ -113,11 +122,9 @@ PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},
 
 
 @pytest.fixture(scope="module")
-def minimal_modules(python_shim: str) -> FrozenSet[str]:
-    """What a minimal Python hook (parse the JSON on stdin, print {}) loads, started the same way."""
-    code = "import json, sys; json.load(sys.stdin); print('{}')"
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-S", "-c", code], input=b"{}", capture_output=True,
-                          check=True)
+def start_modules() -> FrozenSet[str]:
+    """What the interpreter loads to run nothing, started as hooks are (-S)."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-S", "-c", "pass"], capture_output=True, check=True)
     return frozenset(imported(proc.stderr.decode("utf-8", "replace")))
 
 
@@ -137,7 +144,7 @@ def make_job(job: JobDir) -> None:
 @pytest.mark.parametrize("with_job", [False, True], ids=["no job", "job"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, subproc: Hook, job: JobDir,
-                                                  payload: Payloads, minimal_modules: FrozenSet[str]) -> None:
+                                                  payload: Payloads, start_modules: FrozenSet[str]) -> None:
     event, fixture, changes, bare, full = CASES[case]
     if with_job:
         make_job(job)
@@ -150,7 +157,7 @@ def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, sub
                                              if not line.startswith("import time:")], result.err[-2000:]
     if with_job and event == "PreToolUse":
         assert not result.denied, result.reason  # the approved step's own write, read and calls pass
-    allowed = minimal_modules | STDLIB | CORE | (full if with_job else bare)
+    allowed = start_modules | STDLIB | CORE | (full if with_job else bare)
     assert not loaded & (set(NEVER) - allowed), sorted(loaded & set(NEVER))
     assert sorted(loaded - allowed) == []
 

@@ -9,7 +9,9 @@ itself: ``indent``, ``cls``, ``skipkeys``, no circular check, ``loads`` options 
 ``object_pairs_hook``, bytes that are not plain UTF-8, and interpreters without ``_json``.
 
 Errors are ``json.JSONDecodeError`` (``json.decoder`` is imported only to raise one), reachable
-here as ``jsonc.JSONDecodeError``.
+here as ``jsonc.JSONDecodeError``. CPython 3.11's scanner finds that class in ``sys.modules`` only:
+before ``json.decoder`` is imported, an error inside an object or array comes out as a
+``SystemError``, so the text is scanned again once it is.
 """
 
 from __future__ import annotations
@@ -88,10 +90,18 @@ def loads(s: Any, *, object_pairs_hook: Optional[Callable[[Any], Any]] = None, *
     at, size = 0, len(s)
     while at < size and s[at] in _SPACE:
         at += 1
+    scan = _scanner(object_pairs_hook)
     try:
-        value, end = _scanner(object_pairs_hook)(s, at)
+        value, end = scan(s, at)
     except StopIteration as stop:
         raise _error("Expecting value", s, stop.value) from None
+    except SystemError:  # the scanner raises its errors through json.decoder, which it may only look up
+        import json.decoder  # noqa: F401 - in sys.modules (CPython 3.11 does not import it), then again
+
+        try:
+            value, end = scan(s, at)
+        except StopIteration as stop:
+            raise _error("Expecting value", s, stop.value) from None
     if end != size and s[end:].strip(_SPACE):
         while s[end] in _SPACE:
             end += 1

@@ -123,7 +123,8 @@ def test_errors_in_a_process_without_json_are_json_s() -> None:
             "for text in sys.argv[2:]:\n"
             "    try:\n        jsonc.loads(text)\n"
             "    except Exception as exc:\n        print(type(exc).__module__, type(exc).__name__, exc)\n")
-    out = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT), *BAD], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-S", "-c", code, str(ROOT), *BAD], capture_output=True, text=True,
+                         check=True)
     want = []
     for text in BAD:
         with pytest.raises(json.JSONDecodeError) as caught:

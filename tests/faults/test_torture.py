@@ -34,8 +34,16 @@ import os, sys
 sys.path.insert(0, sys.argv[1])
 from store.state import journal, location
 name, count = sys.argv[2], int(sys.argv[3])
+# paced: a file holding how many briefs the readers printed; wait for one per `pace` records appended
+paced, pace = (sys.argv[4], int(sys.argv[5])) if len(sys.argv) > 5 else (None, 0)
 layout = location.resolve()
+if paced:
+    import time
+    deadline = time.monotonic() + 120  # readers that stopped must not hold the writers for ever
 for i in range(count):
+    if paced:
+        while int(open(paced).read() or 0) < i // pace and time.monotonic() < deadline:
+            time.sleep(0.005)
     step = "s%d" % (i % 6)
     journal.append(layout, step, ("running", "done", "failed")[i % 3], "%s-%d" % (name, i))
     os.write(1, ("%s-%d\\n" % (name, i)).encode())  # acknowledged: the append returned
@@ -43,6 +51,7 @@ for i in range(count):
 ROUNDS = 40
 WRITERS = 4
 PER_WRITER = 600
+PACE = 12  # records a paced writer appends per brief the readers have printed, however slow the machine
 
 
 def _notes(ledger: Path) -> List[str]:
@@ -109,12 +118,16 @@ def test_writers_readers_and_hooks_together_never_show_a_wrong_brief(sandbox: Sa
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     env = {**os.environ, "CLAUDE_CODE_SESSION_ID": "reader-session"}
-    writers = [subprocess.Popen([sys.executable, str(script), str(REPO), f"w{w}", str(PER_WRITER)],
-                                cwd=sandbox.project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    reads = tmp_path / "reads"
+    reads.write_text("0")
+    writers = [subprocess.Popen([sys.executable, str(script), str(REPO), f"w{w}", str(PER_WRITER), str(reads),
+                                 str(PACE)], cwd=sandbox.project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
                for w in range(WRITERS)]
     briefs: List[str] = []
     hook_calls: List[int] = []
     failures: List[str] = []
+
+    count_lock = threading.Lock()
 
     def read() -> None:
         while any(p.poll() is None for p in writers):
@@ -123,6 +136,9 @@ def test_writers_readers_and_hooks_together_never_show_a_wrong_brief(sandbox: Sa
             if done.returncode != 0 or done.stderr:
                 failures.append(done.stderr.decode())
             briefs.append(done.stdout.decode().rstrip("\n"))
+            with count_lock:
+                (tmp_path / "reads.new").write_text(str(len(briefs)))
+                os.replace(tmp_path / "reads.new", reads)
 
     def hooks() -> None:
         while any(p.poll() is None for p in writers):

@@ -76,12 +76,12 @@ def test_every_slash_command_is_documented_and_answered() -> None:
     files = {p.stem for p in (ROOT / "commands").glob("*.md")}
     documented = set(re.findall(r"^\| `/baton:(\w+)", _section("Commands"), re.M))
     from store.cli.command_files import FILES
-    from store.cli.prompt import BARE, NAMES
+    from store.cli.prompt import BARE_NAMES, NAMES, parse_bare
 
     assert files == documented == set(NAMES)
     bare = re.findall(r"^\| `/(\w+)[ `]", _section("Commands"), re.M)
     assert bare[:2] == list(FILES) == ["brief", "record"], "the card's names come first"
-    assert all(BARE.match(f"/{name}") for name in FILES)
+    assert tuple(FILES) == BARE_NAMES and all(parse_bare(f"/{name}") == (name, "") for name in FILES)
 
 
 @pytest.mark.skipif(sys.version_info < (3, 10), reason="sys.stdlib_module_names is new in 3.10")

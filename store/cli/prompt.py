@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from store.state.location import Layout
 
 NAMES = ("brief", "status", "record", "approve", "plan")
+BARE_NAMES = ("brief", "record")  # typed without the plugin's prefix: the names on the card
 PERSON = "{command} typed in the prompt"
 
 
@@ -43,7 +44,7 @@ def parse(prompt: str) -> Optional[Tuple[str, str]]:
 
 def parse_bare(prompt: str) -> Optional[Tuple[str, str]]:
     """(name, raw argument string) for a bare ``/brief`` or ``/record``, the card's names."""
-    return _command(prompt, "/", ("brief", "record"))
+    return _command(prompt, "/", BARE_NAMES)
 
 
 def split_words(raw: str, count: int) -> Tuple[List[str], str]:

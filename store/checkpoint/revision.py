@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,6 +32,8 @@ def in_checkout(project: Path) -> bool:
 
 
 def _git(project: Path, args: List[str], stdin: Optional[bytes] = None) -> Optional[bytes]:
+    import subprocess  # only in a checkout: `baton record` elsewhere does not load it
+
     try:
         proc = subprocess.run(["git", *args], cwd=str(project), input=stdin, capture_output=True, timeout=TIMEOUT,
                               env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})

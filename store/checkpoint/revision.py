@@ -7,7 +7,6 @@ as one. Nothing here runs when the project is not a git checkout or git is not i
 from __future__ import annotations
 
 import os
-import shutil
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +23,8 @@ def in_checkout(project: Path) -> bool:
     folder = os.path.abspath(str(project))
     while True:
         if os.path.exists(os.path.join(folder, ".git")):
+            import shutil  # in a checkout only, as subprocess below
+
             return shutil.which("git") is not None
         parent = os.path.dirname(folder)
         if parent == folder:

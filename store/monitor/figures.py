@@ -14,7 +14,7 @@ from store.base import durable
 from store.base import jsonc as json
 from store.monitor import compact, fold, tally, transcript
 from store.monitor.clock import epoch
-from store.state.ledger import GENESIS, iter_lines
+from store.state.ledger import GENESIS, iter_objects
 from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
 
 TYPE_CHECKING = False
@@ -93,19 +93,13 @@ def _new_records(fig: Dict[str, Any], layout: Layout, budget: int = 0) -> Option
     if size < offset:
         return None
     records: List[Dict[str, Any]] = []
-    for at, raw, complete in iter_lines(layout.file(LEDGER), offset):
-        if not complete:
-            break
-        try:
-            record = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            record = None
-        if isinstance(record, dict) and isinstance(record.get("seq"), int):
+    for after, record in iter_objects(layout.file(LEDGER), offset):
+        if record is not None and isinstance(record.get("seq"), int):
             if not records and offset and (record["seq"] != seq + 1 or record.get("prev") != last_hash):
                 return None
             records.append(record)
             seq, last_hash = record["seq"], str(record.get("hash", ""))
-        offset = at + len(raw) + 1
+        offset = after
         if budget and len(records) >= budget:
             break
     fig["ledger"] = [offset, seq, last_hash]
@@ -163,16 +157,10 @@ def _new_events(fig: Dict[str, Any], layout: Layout) -> List[Dict[str, Any]]:
         if not os.path.exists(path):
             continue
         offset = start
-        for at, raw, complete in iter_lines(path, start):
-            if not complete:
-                break
-            try:
-                event = json.loads(raw) if raw.strip() else None
-            except ValueError:
-                event = None
-            if isinstance(event, dict):
+        for after, event in iter_objects(path, start):
+            offset = after
+            if event is not None:
                 events.append(event)
-            offset = at + len(raw) + 1
         fig["events"] = [_inode(path), offset, _mark(path, 0, min(offset, MARK)) or "",
                          _mark(path, max(offset - MARK, 0), min(offset, MARK)) or ""]
     return events

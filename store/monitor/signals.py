@@ -10,12 +10,11 @@ reached, a session started or ended.
 
 from __future__ import annotations
 
-from store.base import jsonc as json
 from store.monitor import costs
 from store.monitor.clock import epoch
 from store.monitor.fold import weight
 from store.monitor.telemetry import Point, log_record, metric
-from store.state.ledger import iter_lines
+from store.state.ledger import iter_objects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,17 +135,11 @@ def _record_event(record: Mapping[str, Any], plan: Plan, job_id: str, now: float
 def ledger_events(path: Any, offset: int, plan: Plan, job_id: str, now: float) -> Tuple[List[Dict[str, Any]], int]:
     """Log records for the ledger's complete records after ``offset``, and the offset after them."""
     out = []
-    for at, raw, complete in iter_lines(path, offset):
-        if not complete:
-            break
-        try:
-            record = json.loads(raw) if raw.strip() else None
-        except ValueError:
-            record = None
-        event = _record_event(record, plan, job_id, now) if isinstance(record, dict) else None
+    for after, record in iter_objects(path, offset):
+        offset = after
+        event = _record_event(record, plan, job_id, now) if record is not None else None
         if event is not None:
             out.append(event)
-        offset = at + len(raw) + 1
     return out, offset
 
 

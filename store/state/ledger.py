@@ -218,6 +218,20 @@ def iter_lines(path: Union[str, Path], start: int = 0) -> Iterator[Tuple[int, by
             offset += len(raw)
 
 
+def iter_objects(path: Union[str, Path], start: int = 0) -> Iterator[Tuple[int, Optional[Dict[str, Any]]]]:
+    """Each complete line from byte ``start`` as ``(the offset after it, its JSON object)``, the
+    object ``None`` for a blank line or one that is not a JSON object; a torn last line ends it.
+    For readers that follow a JSON-lines file by offset (the figures, the export)."""
+    for offset, raw, complete in iter_lines(path, start):
+        if not complete:
+            return
+        try:
+            value = json.loads(raw) if raw.strip() else None
+        except ValueError:
+            value = None
+        yield offset + len(raw) + 1, value if isinstance(value, dict) else None
+
+
 def check_link(record: Dict[str, Any], prev: Optional[Dict[str, Any]]) -> None:
     """Raise :class:`LedgerError` unless ``record`` follows ``prev`` in the chain."""
     want_seq = 1 if prev is None else prev["seq"] + 1

@@ -161,3 +161,15 @@ def test_lines_are_compact_json(chain_lines: ChainLines) -> None:
     (line,) = chain_lines([_fields(1, note="a b")])
     assert b": " not in line and b", " not in line.replace(b'"a b"', b"")
     assert json.loads(line) == parse_line(line[:-1])
+
+
+def test_iter_objects_follows_complete_lines_by_offset(tmp_path: Path) -> None:
+    path = tmp_path / "events.jsonl"
+    lines = [b'{"a": 1}\n', b"\n", b"not json\n", b"[1, 2]\n", b'{"b": 2}\n', b'{"c": 3']  # the last one torn
+    path.write_bytes(b"".join(lines))
+    ends = [sum(len(x) for x in lines[: i + 1]) for i in range(len(lines))]
+    assert list(ledger.iter_objects(path)) == [(ends[0], {"a": 1}), (ends[1], None), (ends[2], None),
+                                               (ends[3], None), (ends[4], {"b": 2})]
+    assert list(ledger.iter_objects(path, ends[3])) == [(ends[4], {"b": 2})]
+    assert list(ledger.iter_objects(path, ends[4])) == []  # only the torn line is left
+    assert list(ledger.iter_objects(tmp_path / "missing")) == []

@@ -51,6 +51,7 @@ from bench_store import (
     launch,
     machine,
     mb,
+    measured_env,
     ms,
     parse_sizes,
     plan_ids,
@@ -204,9 +205,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     runs: int = args.runs or (QUICK_RUNS if args.quick else DEFAULT_RUNS)
     work = Path(tempfile.mkdtemp(prefix="baton-bench-cold-", dir="/tmp"))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("BATON_DIR", "CLAUDE_PROJECT_DIR", "PYTHONDONTWRITEBYTECODE") and not k.startswith("CLAUDE")}
-    env.update({"PYTHONPYCACHEPREFIX": str(work / "pycache"), "CLAUDE_CODE_SESSION_ID": "bench-cold"})
+    env = measured_env(work, CLAUDE_CODE_SESSION_ID="bench-cold")
     meta = {"machine": machine(), "revision": revision(), "runs": runs, "sizes": sizes}
     try:
         warm_up(work, env)

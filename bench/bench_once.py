@@ -38,6 +38,7 @@ from bench_store import (  # noqa: E402
     check_samples,
     launch,
     machine,
+    measured_env,
     ms,
     parse_sizes,
     plan_ids,
@@ -178,9 +179,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     runs: int = args.runs or (QUICK_RUNS if args.quick else DEFAULT_RUNS)
     work = Path(tempfile.mkdtemp(prefix="baton-bench-once-", dir="/tmp"))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("BATON_DIR", "CLAUDE_PROJECT_DIR", "PYTHONDONTWRITEBYTECODE") and not k.startswith("CLAUDE")}
-    env.update({"BATON_FSYNC": "1", "PYTHONPYCACHEPREFIX": str(work / "pycache"), "HOME": str(work / "home")})
+    env = measured_env(work, BATON_FSYNC="1", HOME=str(work / "home"))
     results: List[Tuple[str, Dict[str, Figure]]] = []
     try:
         for size in sizes:

@@ -512,6 +512,15 @@ def parse_sizes(text: str) -> List[int]:
     return sizes
 
 
+def measured_env(work: Path, **extra: str) -> Dict[str, str]:
+    """The environment of a measured process: none of Claude Code's or baton's variables from this
+    shell, the bytecode cache on (as users have it) but kept in ``work``, and ``extra``."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("BATON_DIR", "PYTHONDONTWRITEBYTECODE") and not k.startswith("CLAUDE")}
+    env.update({"PYTHONPYCACHEPREFIX": str(work / "pycache"), **extra})
+    return env
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", type=parse_sizes, help="ledger sizes in records, comma separated "
@@ -528,10 +537,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.error("--runs must be at least 1")
 
     work = Path(tempfile.mkdtemp(prefix="baton-bench-", dir="/tmp"))
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("BATON_DIR", "CLAUDE_PROJECT_DIR", "PYTHONDONTWRITEBYTECODE")}
-    env.update({"BATON_FSYNC": "0" if args.no_fsync else "1", "CLAUDE_CODE_SESSION_ID": SESSION_ID,
-                "PYTHONPYCACHEPREFIX": str(work / "pycache")})  # bytecode cached, but not in the work tree
+    env = measured_env(work, BATON_FSYNC="0" if args.no_fsync else "1", CLAUDE_CODE_SESSION_ID=SESSION_ID)
     ids = plan_ids()
     meta = {"machine": machine(), "revision": revision(), "fsync": not args.no_fsync, "runs": runs, "sizes": sizes}
     try:

@@ -40,7 +40,7 @@ class Frozen(Value):
 
     def _init(self, *values: object) -> None:
         """Set every field, in ``__slots__`` order, from ``__init__``: one checked assignment per
-        field costs a plan of forty steps a millisecond on every hook call."""
+        field was a third of the time a hook spends validating a plan of forty steps."""
         names: Tuple[str, ...] = self.__slots__
         if len(values) != len(names):
             raise TypeError(f"{type(self).__name__} has {len(names)} fields, not {len(values)}")

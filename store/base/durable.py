@@ -53,6 +53,21 @@ def _fsync_dir(folder: str) -> None:
         os.close(fd)
 
 
+def held(path: Union[str, Path]) -> bool:
+    """Whether some process holds the :class:`locked` lock on ``path`` now (never waits; the file
+    is created if missing, and an ``OSError`` opening it is raised). False where there are no locks."""
+    if not HAVE_LOCKS:  # pragma: no cover - Windows
+        return False
+    fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)  # closing also drops the lock if this call took it
+    return False
+
+
 def atomic_write(path: Union[str, Path], data: bytes, sync: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 

@@ -13,6 +13,7 @@ import os
 import sys
 from pathlib import Path
 
+from store.base import durable
 from store.monitor import exporting, figures, telemetry
 
 TYPE_CHECKING = False
@@ -27,19 +28,9 @@ PLUGIN_ROOT = Path(__file__).resolve().parents[2]
 
 
 def busy(lock: Path) -> bool:
-    """Whether a process holds the lock ``lock`` now (never waits for it)."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no lock, at most a duplicate export
-        return False
-    fd = os.open(str(lock), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a process holds the lock ``lock`` now (never waits for it; without locks, as on
+    Windows, False: at most a duplicate export)."""
+    return durable.held(lock)
 
 
 def kick(layout: Layout, env: Mapping[str, str]) -> bool:

@@ -86,19 +86,12 @@ def refresh_in_background(layout: Layout, worker: str) -> bool:
 
 def refresh_running(layout: Layout) -> bool:
     """True when a refresh of this clone's copy holds ``refresh.lock`` now."""
-    import fcntl
+    from store.base import durable
 
     try:
-        fd = os.open(str(layout.root / REFRESH_LOCK), os.O_RDWR | os.O_CREAT, 0o644)
+        return durable.held(layout.root / REFRESH_LOCK)
     except OSError:
         return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing also drops the lock if this call took it
-    return False
 
 
 def fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:

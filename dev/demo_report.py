@@ -16,7 +16,6 @@ import argparse
 import itertools
 import os
 import shutil
-import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -29,7 +28,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from browser import Browser  # noqa: E402
 
 from tests.e2e.briefs import Run, bash, write  # noqa: E402
-from tests.e2e.driver import Claude, find_claude, kill_group  # noqa: E402
+from tests.e2e.driver import Claude, find_claude, kill_while_hanging  # noqa: E402
 from tests.e2e.fakeapi import HANG, FakeAPI, LoggedRequest, text  # noqa: E402
 from tests.e2e.jobstate import baton, write_plan  # noqa: E402
 
@@ -69,14 +68,7 @@ def play(claude: Claude, api: FakeAPI, project: Path, plugin: Path) -> None:
     run("/baton:approve design the note may be written")
     api.script = Run([write(project / "docs" / "design.md", "# design\n"), bash('baton record design done "note"')],
                      [bash("python3 -c 'import parser2'")], [bash("python3 -c 'import parser2'")], HANG)
-    proc = claude.start("continue the job", cwd=project, plugin_dir=plugin)
-    try:
-        assert api.wait_until_hanging(120), "the session never reached its HANG turn"
-    finally:
-        kill_group(proc)
-        proc.communicate(timeout=10)
-        claude.kill_all()
-    assert proc.returncode == -signal.SIGKILL
+    kill_while_hanging(claude, api, project, plugin, prompt="continue the job", seconds=120)
     ported = write(project / "parser2.py", "def parse(x):\n    return x\n")
     api.script = Run([ported, bash('baton record port done "ported"')],
                      [bash('baton record test done "suite green"')],

@@ -20,9 +20,12 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .processes import TAG_VAR, kill_tagged, tagged_pids
+from .processes import TAG_VAR, kill_tagged, tagged_gone, tagged_pids
+
+if TYPE_CHECKING:
+    from .fakeapi import FakeAPI
 
 REPO = Path(__file__).resolve().parents[2]
 PINNED_VERSION = "2.1.328"
@@ -179,3 +182,18 @@ def kill_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL the process group `proc` leads (see `Claude.start`); quiet if it is gone."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def kill_while_hanging(claude: Claude, fake_api: FakeAPI, project: Path, plugin: Path, prompt: str = "run the job",
+                       seconds: float = 60) -> None:
+    """Start a session with `prompt`, wait until the fake API hangs on its script's HANG turn, then
+    SIGKILL the CLI's process group and every straggler (hooks, Bash commands)."""
+    proc = claude.start(prompt, cwd=project, plugin_dir=plugin)
+    try:
+        assert fake_api.wait_until_hanging(seconds), "the session never reached its HANG turn"
+    finally:
+        kill_group(proc)
+        proc.communicate(timeout=10)
+        claude.kill_all()
+    assert proc.returncode == -signal.SIGKILL
+    assert tagged_gone(claude.tag)

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 from .briefs import Run, bash, write
-from .driver import Claude, kill_group
+from .driver import Claude, kill_while_hanging
 from .fakeapi import HANG, FakeAPI, LoggedRequest, text
 from .jobstate import baton, ledger, write_plan
-from .processes import tagged_gone
 
 PLAN = {"job": "e2e-monitor", "steps": [{"id": "a", "phase": "implemented"}, "b", "c", "d"]}
 
@@ -53,14 +51,7 @@ def test_a_job_across_three_sessions_one_killed(claude: Claude, fake_api: FakeAP
         [bash("cat missing-input.txt"), bash('baton record b failed "no input yet"')],
         HANG,
     )
-    proc = claude.start("run the job", cwd=project, plugin_dir=plugin_copy)
-    try:
-        assert fake_api.wait_until_hanging(90), "session 1 never reached its HANG turn"
-    finally:
-        kill_group(proc)
-        proc.communicate(timeout=10)
-        claude.kill_all()
-    assert proc.returncode == -signal.SIGKILL and tagged_gone(claude.tag)
+    kill_while_hanging(claude, fake_api, project, plugin_copy, seconds=90)
     first_answers = len(fake_api.reported)
 
     # session 2: b again (running, a write, done), c done; sent back once with NEXT d, then let go

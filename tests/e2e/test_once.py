@@ -13,11 +13,10 @@ import time
 from pathlib import Path
 
 from .briefs import Run, bash, conversation, injected, write
-from .driver import Claude, kill_group
+from .driver import Claude, kill_group, kill_while_hanging
 from .fakeapi import HANG, FakeAPI, text, tool_results
 from .jobstate import baton, gate_denied, ledger, results_by_id, write_plan
 from .processes import tagged_gone
-from .test_resume import kill_while_hanging
 
 PLAN = {"effects": ["./notify.sh*"], "steps": [{"id": "deliver", "title": "tell the team"}, "report"]}
 NOTIFY = "#!/bin/sh\necho \"$1\" >> sent.txt\nsleep \"${2:-0}\"\necho \"sent message id=4711\"\n"

@@ -9,17 +9,15 @@ and the ledger (`steps.jsonl`, `baton verify`).
 from __future__ import annotations
 
 import json
-import signal
 from pathlib import Path
 from typing import Any
 
 from store.state.protocol import session_context
 
 from .briefs import SUMMARY, Run, bash, conversation, first_message_with, injected, is_compaction, write
-from .driver import Claude, kill_group
+from .driver import Claude, kill_while_hanging
 from .fakeapi import HANG, FakeAPI, text, tool_results
 from .jobstate import baton, ledger
-from .processes import tagged_gone
 
 ALL_DONE = "(all steps complete - stop)"
 
@@ -33,20 +31,6 @@ def person_records(plugin: Path, project: Path, claude: Claude, *args: str) -> N
     """`baton record ...` typed in a terminal, outside any session."""
     done = baton(plugin, project, claude.home, "record", *args)
     assert done.returncode == 0, done.stderr
-
-
-def kill_while_hanging(claude: Claude, fake_api: FakeAPI, project: Path, plugin: Path) -> None:
-    """Start a session, wait until the fake API hangs on its script's HANG turn, then SIGKILL the
-    CLI's process group and every straggler (hooks, Bash commands)."""
-    proc = claude.start("run the job", cwd=project, plugin_dir=plugin)
-    try:
-        assert fake_api.wait_until_hanging(60), "the session never reached its HANG turn"
-    finally:
-        kill_group(proc)
-        proc.communicate(timeout=10)
-        claude.kill_all()
-    assert proc.returncode == -signal.SIGKILL
-    assert tagged_gone(claude.tag)
 
 
 def statuses(project: Path) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from pgcluster import Cluster, start_cluster  # noqa: E402
 
 from store.cli import main as cli  # noqa: E402
 from store.state import ledger  # noqa: E402
+from store.state.location import Layout  # noqa: E402
 
 EXAMPLES = os.environ.get("BATON_HYPOTHESIS_DIR") or str(REPO / ".hypothesis" / "examples")  # dev/test: outside
 settings.register_profile(
@@ -83,6 +84,15 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     if stray:  # state resolution walks up from cwd: a job above the temp folder would leak in
         pytest.fail(f"{stray[0] / '.baton'} exists above the test folders; remove it", pytrace=False)
     return Sandbox(home, project)
+
+
+@pytest.fixture
+def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
+    """An empty ``.baton/`` in the sandbox's project, written without fsync. A module that needs
+    more (a plan, a session id) overrides it, asking for this one."""
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    sandbox.state.mkdir()
+    return Layout(sandbox.state, sandbox.project)
 
 
 @pytest.fixture(scope="session")

@@ -20,12 +20,9 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
-    root = sandbox.project / ".baton"
-    root.mkdir()
-    (root / "plan.json").write_text(json.dumps({"steps": ["a", "b c", {"id": "d", "approval": True}]}))
-    return Layout(root, sandbox.project)
+def layout(layout: Layout) -> Layout:
+    layout.plan.write_text(json.dumps({"steps": ["a", "b c", {"id": "d", "approval": True}]}))
+    return layout
 
 
 ENV = {"CLAUDE_CODE_SESSION_ID": "sess-1"}

@@ -17,17 +17,9 @@ from store.state.job import Job
 from store.state.location import Layout
 
 if TYPE_CHECKING:
-    from conftest import Sandbox
+    pass
 
 A, B = "aaaaaaaa-0000-4000-8000-000000000001", "bbbbbbbb-0000-4000-8000-000000000002"
-
-
-@pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
-    root = sandbox.project / ".baton"
-    root.mkdir()
-    return Layout(root, sandbox.project)
 
 
 def plan(layout: Layout, data: Any) -> None:

@@ -15,15 +15,7 @@ from store.state.location import Layout
 from store.state.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from conftest import Sandbox
-
-
-@pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
-    root = sandbox.project / ".baton"
-    root.mkdir()
-    return Layout(root, sandbox.project)
+    pass
 
 
 def job_with(layout: Layout, plan: Dict[str, Any], counters: Dict[str, Any]) -> Job:

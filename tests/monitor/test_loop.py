@@ -14,16 +14,13 @@ from store.state.job import Job
 from store.state.location import Layout
 
 if TYPE_CHECKING:
-    from conftest import Sandbox
+    pass
 
 
 @pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
+def layout(layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Layout:
     monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "s1")
-    root = sandbox.project / ".baton"
-    root.mkdir()
-    return Layout(root, sandbox.project)
+    return layout
 
 
 def plan(layout: Layout, data: Any) -> None:

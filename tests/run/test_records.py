@@ -12,16 +12,13 @@ from store.state import journal
 from store.state.location import Layout
 
 if TYPE_CHECKING:
-    from conftest import Sandbox
+    pass
 
 
 @pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
-    project = sandbox.project
-    (project / ".baton").mkdir()
-    (project / ".baton" / "plan.json").write_text('{"steps": ["a", "b"]}')
-    return Layout(project / ".baton", project)
+def layout(layout: Layout) -> Layout:
+    layout.plan.write_text('{"steps": ["a", "b"]}')
+    return layout
 
 
 def test_a_session_record_says_how_it_ended_and_is_not_step_progress(layout: Layout) -> None:

@@ -6,8 +6,6 @@ import json
 import shlex
 from typing import TYPE_CHECKING, Any, Dict
 
-import pytest
-
 from store.monitor.outcomes import save_counters
 from store.run import stops
 from store.state import journal
@@ -15,17 +13,9 @@ from store.state.job import Job
 from store.state.location import Layout
 
 if TYPE_CHECKING:
-    from conftest import Sandbox
+    pass
 
 AGAIN = "baton run --plugin-dir /opt/baton -- --permission-mode acceptEdits"
-
-
-@pytest.fixture
-def layout(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Layout:
-    monkeypatch.setenv("BATON_FSYNC", "0")
-    project = sandbox.project
-    (project / ".baton").mkdir()
-    return Layout(project / ".baton", project)
 
 
 def job(layout: Layout, plan: Dict[str, Any]) -> Job:

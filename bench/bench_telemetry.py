@@ -199,7 +199,7 @@ def wait_for_detached(layout: Layout, limit: float = 15.0) -> None:
     deadline = time.monotonic() + limit
     while detached_pids(layout) and time.monotonic() < deadline:
         time.sleep(0.02)
-    for lock in (layout.hooks_lock, exporting.lock_path(layout)):
+    for lock in (layout.hooks_lock, Path(exporting.lock_path(layout))):
         while lock.exists() and launch.busy(lock) and time.monotonic() < deadline:
             time.sleep(0.02)
 
@@ -312,7 +312,7 @@ from pathlib import Path
 from store.monitor import exporting, launch
 from store.state.location import Layout
 layout = Layout(Path(sys.argv[2]) / ".baton", Path(sys.argv[2]))
-lock, on = exporting.lock_path(layout), os.environ.get("BATON_TELEMETRY") == "1"
+lock, on = Path(exporting.lock_path(layout)), os.environ.get("BATON_TELEMETRY") == "1"
 times = []
 while len(times) < int(sys.argv[3]):
     while lock.exists() and launch.busy(lock):  # a sender left from before: wait, so each call starts one

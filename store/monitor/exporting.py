@@ -8,8 +8,8 @@ or slow did not take is sent by a later export.
 
 from __future__ import annotations
 
+import os
 import time
-from pathlib import Path
 
 from store.base import durable
 from store.base import jsonc as json
@@ -25,17 +25,18 @@ MAX_POINTS = 2000  # data points per request
 MAX_RECORDS = 1000  # log records per request
 
 
-def state_path(layout: Layout) -> Path:
-    return figures.folder(layout) / "telemetry.json"
+def state_path(layout: Layout) -> str:
+    return os.path.join(figures.folder(layout), "telemetry.json")
 
 
-def lock_path(layout: Layout) -> Path:
-    return figures.folder(layout) / "export.lock"
+def lock_path(layout: Layout) -> str:
+    return os.path.join(figures.folder(layout), "export.lock")
 
 
 def load_state(layout: Layout) -> Dict[str, Any]:
     try:
-        data = json.loads(state_path(layout).read_bytes().decode("utf-8"))
+        with open(state_path(layout), "rb") as handle:
+            data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         data = None
     base: Dict[str, Any] = {"rev": 0, "ledger": 0, "alerts": 0, "runs": {}, "ok": None, "error": None,
@@ -180,7 +181,7 @@ def _sizes(layout: Layout) -> Tuple[int, ...]:
 
 def run(layout: Layout, env: Mapping[str, str], rounds: int = 3) -> Optional[Outcome]:
     """Export under the lock (one sender at a time), again while new records keep arriving."""
-    figures.folder(layout).mkdir(parents=True, exist_ok=True)
+    os.makedirs(figures.folder(layout), exist_ok=True)
     outcome = None
     for _ in range(rounds):
         seen = _sizes(layout)

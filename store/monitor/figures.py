@@ -19,7 +19,6 @@ from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
     from store.state.plan import Plan
@@ -37,27 +36,19 @@ def new() -> Dict[str, Any]:
             "marks": [], "rev": 0}
 
 
-def folder(layout: Layout) -> Path:
-    return layout.root / FOLDER
-
-
-def path_of(layout: Layout) -> Path:
-    return folder(layout) / FILE
-
-
-# the same places as strings: the Stop hook reads and saves the figures without importing pathlib
-def _folder(layout: Layout) -> str:
+# as strings: the Stop hook reads and saves the figures without importing pathlib
+def folder(layout: Layout) -> str:
     return layout.file(FOLDER)
 
 
-def _file(layout: Layout) -> str:
-    return os.path.join(_folder(layout), FILE)
+def path_of(layout: Layout) -> str:
+    return os.path.join(folder(layout), FILE)
 
 
 def load(layout: Layout) -> Dict[str, Any]:
     """The saved figures, or fresh ones when the file is missing, unreadable or of another version."""
     try:
-        with open(_file(layout), "rb") as handle:
+        with open(path_of(layout), "rb") as handle:
             data = json.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return new()
@@ -69,12 +60,12 @@ def load(layout: Layout) -> Dict[str, Any]:
 
 
 def save(layout: Layout, fig: Mapping[str, Any]) -> None:
-    where = _folder(layout)
+    where = folder(layout)
     if not os.path.isdir(where):
         os.makedirs(where, exist_ok=True)
         durable.atomic_write(os.path.join(where, ".gitignore"),
                              b"# baton's figures and export state: derived, local\n*\n", sync=False)
-    durable.atomic_write(_file(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
+    durable.atomic_write(path_of(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
 
 
 def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:

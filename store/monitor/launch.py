@@ -18,7 +18,7 @@ from store.monitor import exporting, figures, telemetry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Mapping, Sequence
+    from typing import Dict, List, Mapping, Sequence, Union
 
     from store.state.location import Layout
 
@@ -27,7 +27,7 @@ LAUNCH = ("import sys\nsys.path.insert(0, sys.argv[1])\nfrom store.monitor.launc
 PLUGIN_ROOT = Path(__file__).resolve().parents[2]
 
 
-def busy(lock: Path) -> bool:
+def busy(lock: Union[str, Path]) -> bool:
     """Whether a process holds the lock ``lock`` now (never waits for it; without locks, as on
     Windows, False: at most a duplicate export)."""
     return durable.held(lock)
@@ -38,7 +38,7 @@ def kick(layout: Layout, env: Mapping[str, str]) -> bool:
     if not telemetry.enabled(env):
         return False
     try:
-        figures.folder(layout).mkdir(parents=True, exist_ok=True)
+        os.makedirs(figures.folder(layout), exist_ok=True)
         if busy(exporting.lock_path(layout)):
             return False
     except OSError:

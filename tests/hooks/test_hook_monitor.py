@@ -57,8 +57,8 @@ def test_a_session_start_and_end_are_noted_with_the_cost_written_at_the_end(hook
 
 def test_a_broken_figures_file_never_changes_the_stop_decision(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(["a", "b"])
-    figures.folder(job.layout).mkdir(parents=True)
-    figures.path_of(job.layout).mkdir()  # a folder where the file belongs: it can be neither read nor saved
+    Path(figures.folder(job.layout)).mkdir(parents=True)
+    Path(figures.path_of(job.layout)).mkdir()  # a folder where the file belongs: it can be neither read nor saved
     result = hook("Stop", payload("stop"), stderr_ok=True)
     assert "NEXT: a." in result.reason
     assert "figures" in job.layout.errors.read_text() and "Stop" in job.layout.errors.read_text()
@@ -214,7 +214,7 @@ def test_a_stop_never_waits_for_a_collector_that_does_not_answer(subproc: Hook, 
                "OTEL_EXPORTER_OTLP_TIMEOUT": "30000"}
         result = subproc("Stop", payload("stop"), env=env)
         assert "NEXT: a." in result.reason
-        lock = exporting.lock_path(job.layout)
+        lock = Path(exporting.lock_path(job.layout))
         deadline = time.monotonic() + 20
         while not (lock.exists() and launch.busy(lock)) and time.monotonic() < deadline:
             time.sleep(0.05)

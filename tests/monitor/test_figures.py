@@ -5,6 +5,7 @@ rotation, rebuilds, and folding in pieces giving what folding at once gives."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List
 
@@ -292,7 +293,7 @@ def test_folding_piece_by_piece_gives_what_folding_at_once_gives(layout: Layout,
         piece()
         status(layout)
     step_by_step = status(layout)
-    figures.path_of(layout).unlink()
+    os.unlink(figures.path_of(layout))
     at_once = status(layout)
     assert step_by_step["steps"] == at_once["steps"]
     assert {k: step_by_step[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
@@ -370,7 +371,7 @@ def test_past_a_few_hundred_sessions_the_earliest_are_merged_and_every_total_sta
         tool(layout, f"s{i}", f"2026-11-30T1{i // 10}:{i % 10}0:06Z", session=sid, ok=i % 4 != 0)
         record(layout, f"s{i}", "done", f"2026-11-30T1{i // 10}:{i % 10}0:07Z", session=sid)
     whole = status(layout)
-    figures.path_of(layout).unlink()
+    os.unlink(figures.path_of(layout))
     monkeypatch.setattr(compact, "KEEP_SESSIONS", 5)
     merged = status(layout)
     assert len(merged["sessions"]) == 6 and merged["sessions"][0]["id"] == "*"

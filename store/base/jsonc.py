@@ -92,16 +92,14 @@ def loads(s: Any, *, object_pairs_hook: Optional[Callable[[Any], Any]] = None, *
         at += 1
     scan = _scanner(object_pairs_hook)
     try:
-        value, end = scan(s, at)
-    except StopIteration as stop:
-        raise _error("Expecting value", s, stop.value) from None
-    except SystemError:  # the scanner raises its errors through json.decoder, which it may only look up
-        import json.decoder  # noqa: F401 - in sys.modules (CPython 3.11 does not import it), then again
-
         try:
             value, end = scan(s, at)
-        except StopIteration as stop:
-            raise _error("Expecting value", s, stop.value) from None
+        except SystemError:  # the scanner raises its errors through json.decoder, which it may only look up
+            import json.decoder  # noqa: F401 - in sys.modules (CPython 3.11 does not import it), then again
+
+            value, end = scan(s, at)
+    except StopIteration as stop:
+        raise _error("Expecting value", s, stop.value) from None
     if end != size and s[end:].strip(_SPACE):
         while s[end] in _SPACE:
             end += 1

@@ -731,7 +731,7 @@ class Runner:
         if key != MINIMAL:
             env = hook_env(self.base_env, self.project, "SessionStart", SESSION)
             return launch([self.interpreter.real, *args], self.project.root, env)[0]
-        scenario = next(s for s in self.items if s.key == MINIMAL_PAYLOAD)
+        scenario = next(s for s in [*self.items, *scenarios()] if s.key == MINIMAL_PAYLOAD)  # --only may omit it
         env = hook_env(self.base_env, self.project, scenario.event, SESSION)
         run, out, err = launch([self.interpreter.real, *args], self.project.root, env, self._stdin(scenario, SESSION))
         _want(out == b"{}\n" and err == "", f"the minimal hook printed {out[:200]!r}, stderr {err[:200]!r}")
@@ -936,6 +936,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "whose hooks run beside this one's, interleaved, as the rows marked [baseline]")
     parser.add_argument("--rules", action="store_true", help="add the plan's invariant rules and the calls they "
                         "judge (the project becomes a git checkout)")
+    parser.add_argument("--only", help="comma-separated scenario keys to time (e.g. pre-bash-read,stop); the "
+                        "references always run")
     args = parser.parse_args(argv)
     RULES["on"] = bool(args.rules)
     sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
@@ -950,6 +952,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     base_env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")  # bytecode cached, but not in the work tree
     os.environ["BATON_FSYNC"] = "0"  # only for building the ledgers in this process
     items = scenarios()
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {s.key for s in items}
+        if unknown:
+            parser.error(f"--only: no scenario {', '.join(sorted(unknown))}; known: "
+                         f"{', '.join(s.key for s in items)}")
+        items = [s for s in items if s.key in wanted]
     skipped = []
     if not SHELLSCAN.exists():
         skipped = [s.label for s in items if s.needs_shellscan]

@@ -64,7 +64,7 @@ def fnmatchcase(name: str, pattern: str) -> bool:
                 star, mark = k, i
                 k += 1
                 continue
-            if token == name[i] if token.__class__ is str else name[i] in token:  # type: ignore[operator]
+            if token == name[i] if token.__class__ is str else name[i] in token:
                 i += 1
                 k += 1
                 continue

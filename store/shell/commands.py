@@ -18,9 +18,7 @@ covered by ``environment``.
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
+from store.base import chars
 from store.shell import builtin as shellbuiltins
 from store.shell import programs as shellprog
 from store.shell import writers as shellwrite
@@ -42,8 +40,7 @@ PURE = frozenset(
 )
 SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/",
                "/opt/homebrew/bin/")
-_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
-_URL_RUNS = lazy(r"[A-Za-z][A-Za-z0-9+.-]*::")  # transport helpers: ext::CMD, fd::, any helper::
+_SCHEME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 _GIT_READS = frozenset(
     """status log diff show rev-parse ls-files grep blame shortlog describe rev-list cat-file ls-tree ls-remote
     merge-base name-rev show-ref for-each-ref whatchanged diff-tree diff-files diff-index var check-ignore
@@ -79,7 +76,7 @@ def dispatch(cmd: Command, name: str, args: list[Word]) -> None:
     """Report what ``name args`` does; ``name`` is the program's base name."""
     if name in PURE:
         return
-    handler = _RELAXED.get(name) or (shellprog.python if shellprog.PYTHON.match(name) else None)
+    handler = _RELAXED.get(name) or (shellprog.python if shellprog.is_python(name) else None)
     if handler is None:
         word = computed(args)
         if word is not None:
@@ -144,11 +141,11 @@ def _git_outputs(cmd: Command, sub: str, rest: list[Word]) -> None:
     for k, word in enumerate(rest):
         text = word.literal() or ""
         if sub in ("ls-remote", "remote") and (text.startswith(("--upload-pack", "-u", "--exec"))
-                                                 or _URL_RUNS.match(text)):
+                                                 or _url_runs(text)):
             cmd.runs_code(f"git {sub} {text[:40]} runs a program")
         if sub == "help" and text in ("-w", "--web", "-i", "--info"):
             cmd.runs_code("git help opens a viewer program")
-        if re.match(r"--outp(?:ut?)?(?:=|\Z)", text):
+        if _output_option(text):
             target = word.tail(text.index("=") + 1) if "=" in text else rest[k + 1] if k + 1 < len(rest) else None
             if target is not None:
                 cmd.write(target)
@@ -164,9 +161,9 @@ def _wrapper(cmd: Command, name: str, args: list[Word]) -> None:
             cmd.opaque(f"{name} {option} is not analysed")
         elif name == "time" and option in ("-o", "--output") and value is not None:
             cmd.write(value)
-    while name in ("sudo", "env") and rest and (m := _ASSIGN.match(rest[0].raw)):
-        tail = rest[0].tail(len(m.group(0)))
-        cmd.assign(m.group(1), None if tail is None else word_value(tail))
+    while name in ("sudo", "env") and rest and (m := chars.split_assignment(rest[0].raw)):
+        tail = rest[0].tail(m[2])
+        cmd.assign(m[0], None if tail is None else word_value(tail))
         rest = rest[1:]
     rest = rest[1:] if name == "timeout" or (name == "env" and rest and rest[0].literal() == "-") else rest
     if name == "xargs":
@@ -195,3 +192,14 @@ _HANDLERS: dict[str, Handler] = {
     **{name: _wrapper for name in _WRAPPERS}, "command": _builtin, "builtin": _builtin, "exec": _builtin,
     "git": _git,
 }
+
+
+def _url_runs(text: str) -> bool:
+    """A git transport helper that runs a program (``ext::CMD``, ``fd::``, any ``helper::``):
+    ``[A-Za-z][A-Za-z0-9+.-]*::`` at the start."""
+    return text[:1] in chars.LETTERS and text.startswith("::", chars.span(text, 1, _SCHEME))
+
+
+def _output_option(text: str) -> bool:
+    """git's ``--output`` as it may be shortened: ``--outp(?:ut?)?(?:=|\\Z)`` at the start."""
+    return any(text == o or text.startswith(o + "=") for o in ("--output", "--outpu", "--outp"))

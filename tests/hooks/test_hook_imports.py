@@ -29,10 +29,6 @@ from store.cli import actions
 # __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec
 STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "_collections_abc", "errno", "__future__",
                     "_sha256", "_sha2", "_json"})
-# re and what it imports: for reading a Bash command, and the plan's patterns (deny_bash is fnmatch's)
-REGEX = frozenset({"re", "re._constants", "re._parser", "re._casefix", "re._compiler", "_sre", "copyreg", "enum",
-                   "types", "functools", "_functools", "collections", "_collections", "operator", "_operator",
-                   "itertools", "keyword", "reprlib"})
 LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
 NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
          "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob", "json", "json.decoder", "re",
@@ -51,19 +47,19 @@ GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "stor
                   "store.base.paths"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
-# reading a Bash command: baton's shell reader, whose patterns need re
+# reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
+# plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
-                   "store.shell.writers", "store.base.regex", "store.gate.bash", "store.gate.effects",
-                   "store.gate.patterns", "store.state.hosts", "store.gate.runners",
-                   "store.gate.simple_commands"}) | REGEX
+                   "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
+                   "store.gate.effects", "store.base.regex", "store.gate.patterns", "store.state.hosts",
+                   "store.gate.runners", "store.gate.simple_commands"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns; its job folder is named by zlib's checksums, its run files are ASCII)
+# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums, its run files are ASCII)
 SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
                      "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
-                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "fnmatch", "zlib",
-                     "encodings.ascii"})
+                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "zlib", "encodings.ascii"})
 # the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",
@@ -75,7 +71,6 @@ FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monit
                     "store.monitor.sessions", "store.monitor.summary", "store.monitor.tally", "store.monitor.telemetry",
                     "store.monitor.transcript", "store.monitor.watch", "store.state.attempts", "store.state.effects",
                     "store.state.keylock", "store.base.regex"}
-DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
@@ -94,7 +89,7 @@ CASES: Dict[str, Any] = {
                          GATE | JOB | COUNTERS | {"store.gate.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
                         GATE | SHELL | {"store.state.rules", "store.base.errors", "store.state.approvals"},
-                        GATE | JOB | COUNTERS | SHELL | DENY_BASH | SANDBOX),
+                        GATE | JOB | COUNTERS | SHELL | SANDBOX),
     "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
                             "url": "https://example.com/a", "prompt": "the title"}},
                             GATE | EGRESS | {"store.state.approvals"},

@@ -12,7 +12,7 @@ from store.base import chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
+    from typing import Dict, List, Optional, Sequence
 
     from store.shell.contract import Token
     from store.shell.words import Redir
@@ -100,16 +100,24 @@ def _redirect(tok: Redir, into: Parsed, depth: int) -> None:
         into.redirects.append(target.literal() if target is not None else None)
 
 
+_LAST: Dict[str, Parsed] = {}  # the last command parsed: one gate call reads it up to three times
+
+
 def parse(command: str) -> Parsed:
+    """The command's simple commands, redirections and what makes it unreadable. The result is
+    shared with later calls for the same command: read it, never change it."""
+    found = _LAST.get(command)
+    if found is not None:
+        return found
     from store.shell.lex import tokenize
 
     toks, problems = tokenize(command)
     found = Parsed()
     found.opaque += problems
     _words(toks, found)
+    _LAST.clear()
+    _LAST[command] = found
     return found
-
-
 
 
 def _assignment(value: str) -> bool:

@@ -19,9 +19,6 @@ covered by ``environment``.
 from __future__ import annotations
 
 from store.base import chars
-from store.shell import builtin as shellbuiltins
-from store.shell import programs as shellprog
-from store.shell import writers as shellwrite
 from store.shell.variables import word_value
 from store.shell.words import Word, computed, getopt, lit
 
@@ -76,13 +73,17 @@ def dispatch(cmd: Command, name: str, args: list[Word]) -> None:
     """Report what ``name args`` does; ``name`` is the program's base name."""
     if name in PURE:
         return
-    handler = _RELAXED.get(name) or (shellprog.python if shellprog.is_python(name) else None)
+    handler = _relaxed(name)
     if handler is None:
         word = computed(args)
         if word is not None:
             cmd.opaque(f"{name} has a computed argument: {word.raw}")
-        handler = (_HANDLERS.get(name) or shellbuiltins.HANDLERS.get(name) or shellwrite.HANDLERS.get(name)
-                   or shellprog.HANDLERS.get(name) or shellprog.family(name))
+        handler = _HANDLERS.get(name)
+    if handler is None:  # the other programs' handlers load only when a command needs one
+        from store.shell import builtin, programs, writers
+
+        handler = (builtin.HANDLERS.get(name) or writers.HANDLERS.get(name) or programs.HANDLERS.get(name)
+                   or programs.family(name))
     if handler is None:
         cmd.runs_code(f"unknown command '{name}'")
     else:
@@ -182,12 +183,32 @@ def _builtin(cmd: Command, name: str, args: list[Word]) -> None:
         cmd.run(rest[0], rest[1:], functions=False)
 
 
-_RELAXED: dict[str, Handler] = {
-    "baton": shellprog.baton,
-    **{name: shellbuiltins.HANDLERS[name] for name in ("cd", "pushd", "popd", "export", "local", "declare", "typeset",
-                                                        "readonly", "read", "getopts", "printf", "let", "test", "[",
-                                                        "unset", "wait", "date")},
-}
+# builtins read even when an argument is computed (``cd "$d"``), and the programs handled the same way
+_RELAXED_BUILTINS = frozenset(("cd", "pushd", "popd", "export", "local", "declare", "typeset", "readonly", "read",
+                               "getopts", "printf", "let", "test", "[", "unset", "wait", "date"))
+
+
+def _relaxed(name: str) -> Handler | None:
+    if name in _RELAXED_BUILTINS:
+        from store.shell.builtin import HANDLERS
+
+        return HANDLERS[name]
+    if name == "baton" or is_python(name):
+        from store.shell import programs
+
+        return programs.baton if name == "baton" else programs.python
+    return None
+
+
+def is_python(name: str) -> bool:
+    """A Python interpreter's name: ``(?:python|pypy)(?:[0-9]+(?:\\.[0-9]+)?)?\\Z``."""
+    for prefix in ("python", "pypy"):
+        if name.startswith(prefix):
+            major, dot, minor = name[len(prefix) :].partition(".")
+            return (not major and not dot) or (chars.is_digits(major) and (not dot or chars.is_digits(minor)))
+    return False
+
+
 _HANDLERS: dict[str, Handler] = {
     **{name: _wrapper for name in _WRAPPERS}, "command": _builtin, "builtin": _builtin, "exec": _builtin,
     "git": _git,

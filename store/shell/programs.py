@@ -11,7 +11,7 @@ written (``pytest --junitxml=FILE``). ``baton`` invocations are recorded here to
 from __future__ import annotations
 
 from store.base import chars
-from store.shell.words import Word, getopt
+from store.shell.words import Word, getopt, is_baton
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,11 +38,6 @@ _NEWLINE = frozenset("\n")
 _AWK_SAFE = frozenset(("-F", "-v", "-e", "--field-separator", "--assign", "--source", "-b", "-c", "-n", "-N", "-P",
                        "-r", "-s", "-S", "-t", "-M", "-O", "--posix", "--traditional", "--lint", "--sandbox",
                        "--version", "--help"))
-
-
-def is_baton(word: Word) -> bool:
-    """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
-    return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")
 
 
 def _is_store(word: Word) -> bool:
@@ -337,15 +332,6 @@ HANDLERS: dict[str, Handler] = {
     "find": _find, "eval": _eval, "source": _source, ".": _source, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "nawk": _awk, "perl": _perl,
 }
-
-
-def is_python(name: str) -> bool:
-    """A Python interpreter's name: ``(?:python|pypy)(?:[0-9]+(?:\\.[0-9]+)?)?\\Z``."""
-    for prefix in ("python", "pypy"):
-        if name.startswith(prefix):
-            major, dot, minor = name[len(prefix) :].partition(".")
-            return (not major and not dot) or (chars.is_digits(major) and (not dot or chars.is_digits(minor)))
-    return False
 
 
 def _shell_option(text: str) -> bool:

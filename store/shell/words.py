@@ -258,3 +258,8 @@ def _cluster(word: Word, text: str, args: list[Word], k: int, valued: str, optio
             return k
         opts.append(("-" + text[pos], None))
     return k
+
+
+def is_baton(word: Word) -> bool:
+    """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
+    return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")

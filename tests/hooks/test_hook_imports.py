@@ -53,13 +53,12 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
-                   "store.gate.effects", "store.base.regex", "store.gate.patterns", "store.state.hosts",
-                   "store.gate.runners", "store.gate.simple_commands"})
+                   "store.gate.patterns", "store.state.hosts", "store.gate.runners", "store.gate.simple_commands"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums, its run files are ASCII)
+# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give)
 SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
                      "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
-                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "zlib", "encodings.ascii"})
+                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "store.base.checksums"})
 # the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",

@@ -136,7 +136,7 @@ ROWS: List[Row] = [
     Row("simple_commands._assignment", simple_commands._assignment,
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=", s) is not None, NAMES + "[]+=\n"),
     Row("writers._no_option", writers._no_option, _full(r"-n[a-zA-Z]+"), "-nvZ9"),
-    Row("programs.is_python", programs.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
+    Row("commands.is_python", commands.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
         "pythonpy39.\n"),
     Row("programs._shell_option", programs._shell_option, _full(r"[-+][A-Za-z]+|--[a-z-]+"), "-+aZ9"),
     Row("programs._takes_value", programs._takes_value, _full(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file"),

@@ -26,16 +26,17 @@ from conftest import Hook, JobDir, Payloads
 from store.cli import actions
 
 # beyond the interpreter's start: os and its helpers (frozen in 3.11+), errno (a built-in), the
-# __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec
+# __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec,
+# the built-in gc (a hook collects less often)
 STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "_collections_abc", "errno", "__future__",
-                    "_sha256", "_sha2", "_json"})
+                    "_sha256", "_sha2", "_json", "gc"})
 LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
 NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
          "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob", "json", "json.decoder", "re",
          "enum")
 
-CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.jsonc",
-                  "store.base.values", "store.state", "store.state.location"})
+CORE = frozenset({"hooks", "hooks.adapter", "hooks.codecache", "hooks.context", "store", "store.base",
+                  "store.base.jsonc", "store.base.values", "store.state", "store.state.location"})
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
 JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
                  "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",

@@ -35,4 +35,4 @@ def adler32(data: bytes, value: int = 1) -> int:
     for byte in data:
         a = (a + byte) % 65521
         b = (b + a) % 65521
-    return (b << 16) | a
+    return ((b % 65521) << 16) | (a % 65521)  # a start value out of range comes back reduced, as zlib's does

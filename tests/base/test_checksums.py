@@ -22,6 +22,12 @@ def test_adler32_is_zlibs(data: bytes, value: int) -> None:
     assert checksums.adler32(data, value) == zlib.adler32(data, value)
 
 
+def test_start_values_out_of_range_are_reduced_as_zlib_reduces_them() -> None:
+    for value in (65521, 65535, 65521 << 16, 0xFFFFFFFF):
+        for data in (b"", b"x", b"xy" * 20):
+            assert checksums.adler32(data, value) == zlib.adler32(data, value), (data, value)
+
+
 def test_a_long_input_wraps_the_sums_as_zlib_does() -> None:
     data = b"\xff" * 70_000  # past Adler-32's modulus many times over
     assert (checksums.crc32(data), checksums.adler32(data)) == (zlib.crc32(data), zlib.adler32(data))

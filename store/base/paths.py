@@ -17,6 +17,29 @@ if TYPE_CHECKING:
     from typing import Dict, Iterable, Optional, Set, Tuple
 
 
+_BY_FD = os.path.isdir("/proc/self/fd") and hasattr(os, "O_PATH")
+
+
+def real(path: str) -> str:
+    """``os.path.realpath(path)``: for a path that exists, as the kernel resolved it when opening it
+    (one open and one readlink, where ``realpath`` makes a system call per component); otherwise,
+    and off Linux, ``realpath`` itself."""
+    if _BY_FD:
+        try:
+            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except (OSError, ValueError):
+            return os.path.realpath(path)
+        try:
+            found = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            found = ""
+        finally:
+            os.close(fd)
+        if found.startswith("/") and not found.endswith(" (deleted)"):
+            return found
+    return os.path.realpath(path)
+
+
 def resolve(raw: str, cwd: str, home: str) -> str:
     """The real absolute path a tool would write for ``raw`` typed in ``cwd``."""
     if raw == "~" or raw.startswith("~/"):

@@ -133,7 +133,7 @@ def _hidden_effects(call: Call, result: Scan) -> List[str]:
                 out.append(f"it writes {call.shown(target)} through {call.shown(link)}, which it makes a link or moves")
                 break
     for entry in (call.env.get("PATH") or "/usr/bin").split(os.pathsep):  # unset: bash's default, system folders
-        if not os.path.isabs(entry) or scope.under(os.path.realpath(entry), call.project):
+        if not os.path.isabs(entry) or scope.under(scope.real(entry), call.project):
             out.append(f"PATH holds {entry or '.'}, a folder in the project, so a program name may run a file there")
             break
     return out

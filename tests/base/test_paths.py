@@ -209,3 +209,26 @@ def test_fold(text: str, folded: str) -> None:
 ])
 def test_under(path: str, folder: str, inside: bool) -> None:
     assert scope.under(path, folder) is inside
+
+
+def test_real_is_realpath(tmp_path: Path) -> None:
+    """paths.real asks the kernel for a path that exists and falls back to realpath otherwise."""
+    (tmp_path / "d" / "e").mkdir(parents=True)
+    (tmp_path / "f").write_text("x")
+    (tmp_path / "to-d").symlink_to(tmp_path / "d")
+    (tmp_path / "d" / "up").symlink_to("..")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "rel").symlink_to("d/e")
+    cases = ["d", "d/e", "f", "f/", "to-d", "to-d/e", "to-d/../f", "d/up/to-d/e", "dangling", "dangling/x", "loop",
+             "rel", "rel/", "missing", "missing/deeper", "d/./e/", "", "."]
+    for case in cases:
+        path = str(tmp_path / case) if case else str(tmp_path)
+        assert scope.real(path) == os.path.realpath(path), case
+    here = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        for case in ("to-d/e", "f", "missing", "."):
+            assert scope.real(case) == os.path.realpath(case), case
+    finally:
+        os.chdir(here)

@@ -6,11 +6,12 @@ job's totals stay exact; only their detail (runs, how each ended) is given up.
 
 from __future__ import annotations
 
+from store.monitor import stored
 from store.monitor.fold import session_entry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Set
+    from typing import Any, Dict, List, Optional, Set
 
 KEEP_SESSIONS = 300
 KEEP_CLOSED = 5000  # transcripts of merged sessions whose read offset is kept, should one be resumed
@@ -49,7 +50,7 @@ def track(fig: Dict[str, Any], session: str, path: str) -> None:
     when its session was merged (a session resumed long after)."""
     if path in fig["transcripts"]:
         return
-    closed = fig.get("closed")
+    closed = stored.part(fig, "closed")
     offset = closed.pop(closed_key(path), 0) if closed else 0
     fig["transcripts"][path] = [session, offset, []]
 
@@ -73,7 +74,9 @@ def compact(fig: Dict[str, Any], keep: int = 0) -> None:
             counts = by.pop(sid)
             mine = by.setdefault(EARLIER, [0, 0, 0, 0, 0, 0])
             by[EARLIER] = [a + b for a, b in zip(mine, counts)]
-    closed: Dict[str, int] = fig.setdefault("closed", {})
+    closed: Optional[Dict[str, int]] = stored.part(fig, "closed")
+    if closed is None:
+        closed = fig["closed"] = {}
     for path, (sid, offset, _) in list(fig["transcripts"].items()):
         if sid in gone:
             del fig["transcripts"][path]

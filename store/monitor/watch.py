@@ -58,10 +58,9 @@ def catch_up(job: Job, counters: Dict[str, Any], session: str, transcript: str) 
     The caller holds ``hooks.lock``."""
     from store.monitor import figures  # not on SessionStart's path, which only notes the start
 
-    fig = figures.load(job.layout)
-    if transcript:
-        figures.register(fig, session, transcript)
-    fig = figures.catch_up(fig, job.layout, job.plan, {session} if session else None)
+    fig = figures.load(job.layout, lazy=bool(session))  # a hook decodes only what its fold changes
+    fig = figures.catch_up(fig, job.layout, job.plan, {session} if session else None,
+                           {session: transcript} if transcript else None)
     figures.save(job.layout, fig)
     note_totals(counters, fig)
     return fig

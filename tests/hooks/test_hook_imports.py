@@ -72,9 +72,9 @@ ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised on
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
-                    "store.monitor.sessions", "store.monitor.summary", "store.monitor.tally", "store.monitor.telemetry",
-                    "store.monitor.transcript", "store.monitor.watch", "store.state.attempts", "store.state.effects",
-                    "store.state.keylock", "store.base.regex"}
+                    "store.monitor.sessions", "store.monitor.stored", "store.monitor.summary", "store.monitor.tally",
+                    "store.monitor.telemetry", "store.monitor.transcript", "store.monitor.watch",
+                    "store.state.attempts", "store.state.effects", "store.state.keylock", "store.base.regex"}
 DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 

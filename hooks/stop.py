@@ -35,7 +35,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.has_plan():
         return None
-    from store.monitor import loop, telemetry
+    from store.monitor import loop
     from store.state.job import Job
 
     transcript = payload.get("transcript_path")
@@ -52,10 +52,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     out: Dict[str, Any] = _continue(answer.reason) if answer.reason else {}
     if answer.person:
         out["systemMessage"] = answer.person
-    if telemetry.enabled(env):  # the sender (and pathlib, which it loads) only when telemetry is on
-        from store.monitor import launch
+    if env.get("BATON_TELEMETRY"):  # the export's modules (and pathlib, which the sender loads) only when it is on
+        from store.monitor import launch, telemetry
 
-        launch.kick(layout, env)
+        if telemetry.enabled(env):
+            launch.kick(layout, env)
     return out or None
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Sequence
+    from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 RECENT_STEPS = 3  # "the last few steps" of the cost-per-step alert
 MIN_DONE = 6  # done steps before an average per step means anything
@@ -92,6 +92,19 @@ def job_cost(costs: Mapping[str, SessionCost], rate: Optional[float]) -> Dict[st
             "estimated_usd": round(sum(e for e in estimates if e is not None), 6)
             if estimates and all(e is not None for e in estimates) else None,
             "usd_per_weighted_token": rate}
+
+
+def outlook(costs: Mapping[str, SessionCost], rate: Optional[float], done: Iterable[Tuple[str, Optional[float], float]],
+            left: int, limit: Optional[float]) -> Tuple[Dict[str, Any], List[float], bool]:
+    """The job's cost (:func:`job_cost`) with its projection and ``limit_usd``, and the cost of each
+    done step in the order they were done (``done``: its time, estimated dollars and weighted
+    tokens), in dollars when every done step has an estimate (then True), else in weighted tokens."""
+    ordered = sorted(done, key=lambda d: d[0])
+    in_usd = bool(ordered) and all(usd is not None for _, usd, _ in ordered)
+    per_step = [float(usd or 0.0) if in_usd else weighted for _, usd, weighted in ordered]
+    cost = job_cost(costs, rate)
+    cost.update(projection(cost["estimated_usd"], per_step if in_usd else [], left), limit_usd=limit)
+    return cost, per_step, in_usd
 
 
 def projection(spent: Optional[float], done: Sequence[float], left: int) -> Dict[str, Optional[float]]:

@@ -75,8 +75,6 @@ def conditions(job: Job, counters: Dict[str, Any], fig: Optional[Dict[str, Any]]
         late = alerts.no_progress(job.plan.limits, progress_at, job.snap.progress_seq, step, time.time())
         holding += [late] if late else []
         if fig["steps"] and (job.plan.limits.get("cost_usd") or len(fig["status"]) >= 2):
-            from store.monitor.summary import cost_outlook
-
             holding += cost_conditions(cost_outlook(job, fig))
     alerts.settle(counters, holding, "limit:", "cost-")
     return holding
@@ -91,10 +89,32 @@ def raise_fresh(job: Job, counters: Dict[str, Any], holding: List[Alert], sessio
     return new
 
 
+def cost_outlook(job: Job, fig: Mapping[str, Any]) -> Dict[str, Any]:
+    """Just what the cost alerts read (NEXT, the job's cost and projection, the cost of each done
+    step), as ``baton status`` computes them but without the rest of its document: a Stop hook
+    computes it every turn."""
+    from store.monitor import costs
+    from store.monitor.fold import weight
+
+    session_costs = costs.session_costs(fig["sessions"])
+    rate = costs.rate_of(session_costs)
+    done, left = [], 0
+    for step in job.plan.steps:
+        info = job.snap.steps.get(step.id, {})
+        status = info.get("status", "pending")
+        left += status not in ("done", "skipped")
+        if status == "done":
+            entry = fig["steps"].get(step.id) or {}
+            shares = {sid: weight(counts[:4]) for sid, counts in (entry.get("by") or {}).items()}
+            done.append((str(info.get("ts") or ""), costs.step_cost(shares, session_costs, rate)["estimated"],
+                         weight(entry.get("tokens") or [0, 0, 0, 0])))
+    cost, per_step, in_usd = costs.outlook(session_costs, rate, done, left, job.plan.limits.get("cost_usd"))
+    return {"next": job.next.id if job.next else None, "cost": cost, "per_step": per_step, "in_usd": in_usd}
+
+
 def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
-    """The cost alerts that hold, from :func:`store.monitor.summary.cost_outlook` (or the whole
-    status document, which holds the same fields)."""
-    from store.monitor import costs, summary
+    """The cost alerts that hold, from :func:`cost_outlook`."""
+    from store.monitor import costs
 
     out = []
     cost, step = data["cost"], str(data.get("next") or "")
@@ -106,7 +126,7 @@ def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
                          f"${limit:.2f} (${spent:.2f} so far). Work economically; tell the person.",
                          f"projected cost ${projected:.2f} exceeds limits.cost_usd ${limit:.2f} "
                          f"(${spent:.2f} spent, ${cost.get('per_done_step_usd') or 0:.2f} per done step)"))
-    per_step, in_usd = summary.done_costs(data["steps"])
+    per_step, in_usd = data["per_step"], data["in_usd"]
     times = costs.rising(per_step)
     if times is not None:
         unit = "cost" if in_usd else "weighted tokens"

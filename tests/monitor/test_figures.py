@@ -557,3 +557,24 @@ def test_version_1_figures_are_read_on_and_left_for_an_older_baton(layout: Layou
     os.unlink(figures.path_of(layout))
     version_1.unlink()
     assert by_stops["steps"] == status(layout)["steps"]
+
+
+@pytest.mark.parametrize("reported", [False, True], ids=["weighted tokens", "dollars"])
+def test_steps_costing_more_and_more_raise_cost_rising_as_the_status_document_shows(
+        layout: Layout, tmp_path: Path, reported: bool) -> None:
+    plan(layout, [f"s{i}" for i in range(9)])
+    for sid, steps, size, usd in ((A, range(5), 100, 0.05), (B, range(5, 8), 1000, 0.9)):  # B pays more a token
+        path = tmp_path / f"{sid}.jsonl"
+        started(layout, sid, f"2026-11-30T1{steps[0] // 5}:00:00Z", path)
+        for i in steps:
+            write(path, assistant(f"m{i}", f"r{i}", usage(size, 10), f"2026-11-30T1{i // 5}:0{i}:01Z"), append=True)
+            record(layout, f"s{i}", "done", f"2026-11-30T1{i // 5}:0{i}:02Z", session=sid)
+        if reported:
+            write(path, [cost_state(usd, {"input": size * len(steps), "output": 10 * len(steps)})], append=True)
+        fig = stop_fold(layout, sid, path)
+    [rising] = [a for a in watch.conditions(Job(layout, {}), {}, fig) if a.kind == "cost-rising"]
+    done = [s for s in status(layout)["steps"] if s["status"] == "done"]
+    each = [s["cost_estimated_usd"] if reported else s["tokens"]["input"] + 5 * s["tokens"]["output"] for s in done]
+    times = sum(each[-3:]) / 3 / (sum(each) / len(each))
+    assert round(times, 1) == (2.5 if reported else 2.2)
+    assert f"used {times:.1f}x the job's average {'cost' if reported else 'weighted tokens'} per step" in rising.model

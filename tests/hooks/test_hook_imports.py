@@ -109,8 +109,8 @@ CASES: Dict[str, Any] = {
                                 {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
                                 # the original command, read back from a sandbox's rewrite
                                 | {"store.gate", "store.gate.baton_calls", "store.gate.rewrite"}),
-    "Stop": ("Stop", "stop", {}, {"hooks.stop"},  # NEXT without the brief's other lines
-             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"}
+    "Stop": ("Stop", "stop", {}, {"hooks.stop"},  # NEXT without the brief's other lines; gc: to put it off
+             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable", "gc"}
              | JOB - {"store.state.brief"} | COUNTERS | LOCKS | FIGURES),
 }
 PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},

@@ -85,7 +85,7 @@ def _without_bookkeeping(job: Job, payload: Mapping[str, Any], exc: OSError) -> 
     from hooks.adapter import cannot_write
     from store.base.errors import describe
     from store.monitor import limits
-    from store.monitor.outcomes import read_counters
+    from store.monitor.counters import read_counters
 
     nxt = job.next
     hit = limits.reached(job.plan.limits, job.snap, read_counters(job.layout))

@@ -13,7 +13,7 @@ import time
 from store.base import durable
 from store.monitor import alerts, limits
 from store.monitor.alerts import Alert
-from store.monitor.outcomes import append_event, read_counters, save_counters
+from store.monitor.counters import read_counters, save_counters
 from store.state.journal import now_iso
 from store.state.location import HOOKS_LOCK
 
@@ -32,6 +32,8 @@ def transcript_of(value: Any) -> str:
 
 def session_started(layout: Layout, session: str, transcript: str, source: str) -> List[str]:
     """Note the start; return what alerts still wait to be told to the model."""
+    from store.monitor.outcomes import append_event
+
     os.makedirs(layout.state_dir, exist_ok=True)
     with durable.locked(layout.file(HOOKS_LOCK)):
         append_event(layout, {"kind": "session", "event": "start", "ts": now_iso(), "session": session,
@@ -84,8 +86,11 @@ def raise_fresh(job: Job, counters: Dict[str, Any], holding: List[Alert], sessio
     """Mark and log the alerts among ``holding`` not raised before; the caller holds the lock."""
     now = now_iso()
     new = alerts.fresh(counters, holding, now)
-    for line in alerts.lines(new, session, now):
-        append_event(job.layout, line)
+    if new:  # outcomes (the events file's writer) only then: most stops raise nothing
+        from store.monitor.outcomes import append_event
+
+        for line in alerts.lines(new, session, now):
+            append_event(job.layout, line)
     return new
 
 
@@ -141,6 +146,8 @@ def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
 def session_ended(layout: Layout, session: str, transcript: str, reason: str) -> None:
     """Note the end. The rest (folding the cost Claude Code wrote just before, raising alerts,
     exporting) runs detached: Claude Code gives a plugin's SessionEnd hook about 1.5 s."""
+    from store.monitor.outcomes import append_event
+
     os.makedirs(layout.state_dir, exist_ok=True)
     with durable.locked(layout.file(HOOKS_LOCK)):
         append_event(layout, {"kind": "session", "event": "end", "ts": now_iso(), "session": session,

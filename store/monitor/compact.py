@@ -67,7 +67,8 @@ def compact(fig: Dict[str, Any], keep: int = 0) -> None:
     gone: Set[str] = set(detail[:len(detail) - keep])
     earlier = session_entry(fig, EARLIER)
     for sid in gone:
-        _merge(earlier, sessions.pop(sid))
+        _merge(earlier, stored.session(fig, sid) or {})
+        del sessions[sid]
     for step in fig["steps"].values():
         by = step.get("by") or {}
         for sid in gone & set(by):

@@ -26,6 +26,7 @@ class SessionCost:
     """One session's reported cost (or ``None``) and the share of its tokens that report covers."""
 
     __slots__ = ("reported", "uncovered", "w", "unreported")
+    FIELDS = ("run", "tokens", "w", "cost", "covered", "priced", "unreported")  # all it reads of an entry
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
         run = entry.get("run") or {}

@@ -455,17 +455,58 @@ def test_what_a_stop_saves_reads_back_as_the_figures_it_folded(
         fig = stop_fold(layout, session, transcript)
         stored.decode_all(fig)
         assert figures.load(layout) == fig
+        digests = figures.load(layout, lazy=True)["sessions"]
+        assert digests == {sid: stored.digest(entry) for sid, entry in fig["sessions"].items()}
         merged = merged or bool(fig.get("closed"))
     assert merged and fig["sessions"]["*"]["merged"] == 2, "A was merged, then B once A came back"
     assert fig["marks"] and fig["alerts"] and fig["waits"] and fig["refusals"] == {"writes": 1}
 
 
+class Reads(dict):  # type: ignore[type-arg]
+    """A session's entry that notes which of its fields are read."""
+
+    def __init__(self, entry: Dict[str, Any], seen: set) -> None:  # type: ignore[type-arg]
+        super().__init__(entry)
+        self.seen = seen
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.seen.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.seen.add(key)
+        return super().__getitem__(key)
+
+
+def test_a_session_s_digest_holds_all_that_its_cost_reads(
+        layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.monitor.costs import SessionCost
+
+    plan(layout, {"steps": ["a", {"id": "b", "approval": True}, "c", "d"]})
+    monkeypatch.setattr(compact, "KEEP_SESSIONS", 2)
+    for _, _, piece in _every_kind(layout, tmp_path):
+        piece()
+    folded = list(figures.refresh(layout, Job(layout, {}).plan)["sessions"].values())
+    made = [{"run": {"ended": "turn_cap", "cost_usd": 0.5, "turns": 3}, "cost": 0.2, "covered": 5, "w": 10.0,
+             "tokens": [1, 2, 3, 4], "runs": [[1.0, 2.0, "other"]], "last": 2.0},  # a runner's report, then a later one
+            {"run": None, "cost": 0.3, "covered": 4, "tokens": [1, 2, 3, 4], "w": 7.0, "last": 3.0},
+            {"cost": None, "priced": 0.1, "tokens": [1, 0, 0, 0], "w": 1.0, "last": 4.0},  # older per-message prices
+            {"cost": None, "tokens": [0, 0, 0, 0], "w": 0.0},  # nothing reported
+            {"cost": 1.0, "covered": 3, "tokens": [1, 1, 1, 1], "w": 2.0, "unreported": 2, "merged": 3}]  # earlier ones
+    seen: set = set()  # type: ignore[type-arg]
+    for entry in folded + made:
+        cost, short = SessionCost(Reads(entry, seen)), SessionCost(stored.digest(entry))
+        assert [getattr(cost, k) for k in cost.__slots__] == [getattr(short, k) for k in short.__slots__]
+    assert seen <= set(stored.DIGEST)
+
+
 def parts(layout: Layout) -> Dict[str, str]:
-    """The figures file's lines by what they hold: ``head``, ``session:ID``, ``bars:STEP``, ``list:NAME``."""
+    """The figures file's lines by what they hold: ``head``, ``digest:ID``, ``session:ID``,
+    ``bars:STEP``, ``list:NAME``."""
     head, *lines = Path(figures.path_of(layout)).read_text(encoding="ascii").split("\n")[:-1]
     named = json.loads(head)["parts"]
-    names = [f"session:{s}" for s in named["sessions"]] + [f"bars:{s}" for s in named["bars"]] + [
-        f"list:{k}" for k in named["lists"]]
+    names = [f"{kind}:{s}" for kind in ("digest", "session") for s in named["sessions"]]
+    names += [f"bars:{s}" for s in named["bars"]] + [f"list:{k}" for k in named["lists"]]
     return {"head": head, **dict(zip(names, lines))}
 
 
@@ -484,12 +525,13 @@ def test_a_stop_decodes_and_writes_only_the_parts_its_fold_changes(layout: Layou
     assert fig["steps"]["b"]["tokens"] == [10, 2, 0, 0]
     assert [k for k in ("marks", "alerts", "waits") if k in fig] == []
     assert ["bars" in fig["steps"][s] for s in ("a", "b")] == [False, False]
+    assert set(fig["sessions"][B]) <= set(stored.DIGEST), "the other session: its digest only"
     after = parts(layout)
-    assert [k for k in before if before[k] != after[k]] == ["head", f"session:{A}"]
+    assert [k for k in before if before[k] != after[k]] == ["head", f"digest:{A}", f"session:{A}"]
     record(layout, "b", "done", "2026-11-30T10:00:05Z")
     fig = stop_fold(layout, A, path)
     assert ["bars" in fig["steps"][s] for s in ("a", "b")] == [False, True]
-    assert [k for k in after if after[k] != parts(layout)[k]] == ["head", f"session:{A}", "bars:b"]
+    assert [k for k in after if after[k] != parts(layout)[k]] == ["head", f"digest:{A}", f"session:{A}", "bars:b"]
 
 
 @pytest.mark.parametrize("damage", ["bars:a", "list:marks"])

@@ -26,7 +26,6 @@ class SessionCost:
     """One session's reported cost (or ``None``) and the share of its tokens that report covers."""
 
     __slots__ = ("reported", "uncovered", "w", "unreported")
-    FIELDS = ("run", "tokens", "w", "cost", "covered", "priced", "unreported")  # all it reads of an entry
 
     def __init__(self, entry: Mapping[str, Any]) -> None:
         run = entry.get("run") or {}
@@ -48,6 +47,16 @@ class SessionCost:
         # sessions without a reported cost: this one, or those merged into the entry of earlier sessions
         self.unreported = int(entry.get("unreported", 1 if self.reported is None else 0))
 
+    def values(self) -> List[Any]:
+        """What :meth:`of` makes the same object again from (a session's digest keeps it)."""
+        return [self.reported, self.uncovered, self.w, self.unreported]
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> SessionCost:
+        cost = cls.__new__(cls)
+        cost.reported, cost.uncovered, cost.w, cost.unreported = values
+        return cost
+
     def estimated(self, rate: Optional[float]) -> Optional[float]:
         """Reported plus the unreported tokens at ``rate``; ``None`` when those cannot be priced."""
         missing = self.w * self.uncovered
@@ -56,8 +65,13 @@ class SessionCost:
         return None if rate is None else (self.reported or 0.0) + missing * rate
 
 
+SAVED = "session_cost"  # in a session's digest (store.monitor.stored): its SessionCost's values
+
+
 def session_costs(sessions: Mapping[str, Mapping[str, Any]]) -> Dict[str, SessionCost]:
-    return {sid: SessionCost(entry) for sid, entry in sessions.items()}
+    """Each session's cost, from its entry or, where the sessions hold a digest, its saved values."""
+    return {sid: SessionCost.of(entry[SAVED]) if SAVED in entry else SessionCost(entry)
+            for sid, entry in sessions.items()}
 
 
 def rate_of(costs: Mapping[str, SessionCost]) -> Optional[float]:

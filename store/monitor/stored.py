@@ -2,9 +2,9 @@
 
 Version 2 of the figures file. Its first line, the head, holds the job's totals and offsets, NEXT's
 history, the transcripts' offsets and every step but its bars; it names the parts whose lines
-follow, in this order: each session's digest (what every Stop reads of every session: its cost, as
-:class:`store.monitor.costs.SessionCost` reads it, and when it was last active, which compaction
-orders by), each session's entry, each step's bars (attempts), and the long lists that few folds
+follow, in this order: each session's digest (what every Stop reads of every session: its cost, the
+values of its :class:`store.monitor.costs.SessionCost`, and when it was last active, which
+compaction orders by), each session's entry, each step's bars (attempts), and the long lists that few folds
 change (``closed``, ``marks``, ``alerts``, ``waits``).
 
 Reading decodes the head and either every entry or, for a hook's fold (``lazy``), the digests:
@@ -20,7 +20,7 @@ once, keeps each save whole.
 from __future__ import annotations
 
 from store.base import jsonc as json
-from store.monitor.costs import SessionCost
+from store.monitor.costs import SAVED, SessionCost
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 VERSION = 2
 LISTS = ("closed", "marks", "alerts", "waits")  # long, and changed by few folds; ``closed`` may be absent
-DIGEST = (*SessionCost.FIELDS, "last")
 TIGHT = (",", ":")
 
 
@@ -138,7 +137,7 @@ def decode_all(fig: Dict[str, Any]) -> None:
 
 def digest(entry: Mapping[str, Any]) -> Dict[str, Any]:
     """What a lazy read gives of a session until its entry is decoded."""
-    return {k: entry[k] for k in DIGEST if k in entry}
+    return {"last": entry.get("last"), SAVED: SessionCost(entry).values()}
 
 
 def encode(fig: Mapping[str, Any]) -> str:

@@ -97,10 +97,15 @@ def step_cost(shares: Mapping[str, float], costs: Mapping[str, SessionCost],
     return {"reported": reported, "estimated": estimated}
 
 
+def reported_usd(costs: Iterable[SessionCost]) -> Optional[float]:
+    """What the sessions reported, in dollars (``None``: none of them reported)."""
+    reported = [c.reported for c in costs if c.reported is not None]
+    return round(sum(reported), 6) if reported else None
+
+
 def job_cost(costs: Mapping[str, SessionCost], rate: Optional[float]) -> Dict[str, Any]:
-    reported = [c.reported for c in costs.values() if c.reported is not None]
     estimates = [c.estimated(rate) for c in costs.values()]
-    return {"reported_usd": round(sum(reported), 6) if reported else None,
+    return {"reported_usd": reported_usd(costs.values()),
             "complete": bool(costs) and all(c.reported is not None and not c.uncovered and not c.unreported
                                             for c in costs.values()),
             "unreported_sessions": sum(c.unreported for c in costs.values()),

@@ -50,8 +50,7 @@ def note_totals(counters: Dict[str, Any], fig: Dict[str, Any]) -> None:
     from store.monitor import costs
 
     counters["tokens"] = sum(fig["tokens"])
-    reported = costs.job_cost(costs.session_costs(fig["sessions"]), None)["reported_usd"]
-    counters["cost_usd"] = reported or 0.0
+    counters["cost_usd"] = costs.reported_usd(costs.session_costs(fig["sessions"]).values()) or 0.0
     counters.pop("transcripts", None)  # offsets now live with the figures
 
 

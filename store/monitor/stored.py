@@ -1,11 +1,12 @@
 """How the job's figures are kept on disk: one line of JSON per part, read and written part by part.
 
-Version 2 of the figures file. Its first line, the head, holds the job's totals and offsets, NEXT's
-history, the transcripts' offsets and every step but its bars; it names the parts whose lines
-follow, in this order: each session's digest (what every Stop reads of every session: its cost, the
-values of its :class:`store.monitor.costs.SessionCost`, and when it was last active, which
-compaction orders by), each session's entry, each step's bars (attempts), and the long lists that few folds
-change (``closed``, ``marks``, ``alerts``, ``waits``).
+Version 2 of the figures file. Its first line, the head, holds the job's totals and offsets, the
+transcripts' offsets and every step but its bars; it names the parts whose lines follow, in this
+order: NEXT's history (decoded at every read, since every fold asks which step was NEXT when, and
+written as it was read while it holds the same), each session's digest (what every Stop reads of
+every session: its cost, the values of its :class:`store.monitor.costs.SessionCost`, and when it
+was last active, which compaction orders by), each session's entry, each step's bars (attempts),
+and the long lists that few folds change (``closed``, ``marks``, ``alerts``, ``waits``).
 
 Reading decodes the head and either every entry or, for a hook's fold (``lazy``), the digests:
 ``fig["sessions"]`` then holds a session's digest until :func:`session` decodes its entry, which
@@ -39,13 +40,13 @@ class Stored(dict):  # type: ignore[type-arg]
     """Figures read from the file, with the text of their parts: the parts not decoded yet, and the
     text a save writes again for a part that did not change since (``rev``: the file's)."""
 
-    __slots__ = ("rev", "digests", "sessions", "undecoded", "bars", "lists")
+    __slots__ = ("rev", "history", "digests", "sessions", "undecoded", "bars", "lists")
 
-    def __init__(self, head: Dict[str, Any], digests: Dict[str, str], sessions: Dict[str, str],
+    def __init__(self, head: Dict[str, Any], history: str, digests: Dict[str, str], sessions: Dict[str, str],
                  bars: Dict[str, str], lists: Dict[str, str]) -> None:
         super().__init__(head)
         self.rev: int = head["rev"]
-        self.digests, self.sessions, self.bars, self.lists = digests, sessions, bars, lists
+        self.history, self.digests, self.sessions, self.bars, self.lists = history, digests, sessions, bars, lists
         self.undecoded: Set[str] = set()  # sessions whose place in ``fig["sessions"]`` holds their digest
 
 
@@ -73,15 +74,18 @@ def parse(text: str, required: Collection[str], lazy: bool = False) -> Optional[
     if not isinstance(parts, dict) or not all(_strings(parts.get(k)) for k in ("sessions", "bars", "lists")):
         return None
     sids, steps, lists = parts["sessions"], parts["bars"], parts["lists"]
-    lines = text[end + 1:].split("\n")
+    history, *lines = text[end + 1:].split("\n")
     n, at = len(sids), 2 * len(sids) + len(steps)
-    if (lines[-1] or len(lines) != at + len(lists) + 1 or not isinstance(head.get("steps"), dict)
+    if (not lines or lines[-1] or len(lines) != at + len(lists) + 1 or not isinstance(head.get("steps"), dict)
             or list(head["steps"]) != steps or not set(lists) <= set(LISTS)
-            or set(required) - set(head) - {"sessions"} - set(lists)):
+            or set(required) - set(head) - {"sessions", "history"} - set(lists)):
+        return None
+    head["history"] = json.loads(history)
+    if not isinstance(head["history"], list):
         return None
     head["sessions"] = dict(zip(sids, _objects(lines[:n] if lazy else lines[n:2 * n])))
-    fig = Stored(head, dict(zip(sids, lines)), dict(zip(sids, lines[n:])), dict(zip(steps, lines[2 * n:at])),
-                 dict(zip(lists, lines[at:])))
+    fig = Stored(head, history, dict(zip(sids, lines)), dict(zip(sids, lines[n:])),
+                 dict(zip(steps, lines[2 * n:at])), dict(zip(lists, lines[at:])))
     if lazy:
         fig.undecoded.update(sids)
     else:
@@ -144,11 +148,13 @@ def encode(fig: Mapping[str, Any]) -> str:
     """The file's text for ``fig``: the head, then a line per part, each copied from the file read
     when it did not change since."""
     old = fig if isinstance(fig, Stored) else None
-    head = {k: v for k, v in fig.items() if k != "sessions" and k not in LISTS}
+    head = {k: v for k, v in fig.items() if k not in ("sessions", "history") and k not in LISTS}
     head["version"] = VERSION
     head["steps"] = {sid: {k: v for k, v in entry.items() if k != "bars"} for sid, entry in fig["steps"].items()}
     lists = [k for k in LISTS if k in fig or (old is not None and k in old.lists)]
     head["parts"] = {"sessions": list(fig["sessions"]), "bars": list(fig["steps"]), "lists": lists}
+    same = old is not None and json.loads(old.history) == fig["history"]  # cheaper than encoding its times
+    history = old.history if old is not None and same else json.dumps(fig["history"], separators=TIGHT)
     digests, entries = [], []
     for sid, entry in fig["sessions"].items():
         if old is not None and sid in old.sessions and (sid in old.undecoded or entry.get("rev", 0) <= old.rev):
@@ -157,7 +163,7 @@ def encode(fig: Mapping[str, Any]) -> str:
         else:
             digests.append(json.dumps(digest(entry), separators=TIGHT))
             entries.append(json.dumps(entry, separators=TIGHT))
-    lines = [json.dumps(head, separators=TIGHT), *digests, *entries]
+    lines = [json.dumps(head, separators=TIGHT), history, *digests, *entries]
     for step_id, entry in fig["steps"].items():
         same = old is not None and ("bars" not in entry or entry.get("rev", 0) <= old.rev) and step_id in old.bars
         lines.append(old.bars[step_id] if old is not None and same else json.dumps(entry["bars"], separators=TIGHT))

@@ -485,13 +485,13 @@ def test_a_session_s_digest_prices_it_as_its_entry_does(
 
 
 def parts(layout: Layout) -> Dict[str, str]:
-    """The figures file's lines by what they hold: ``head``, ``digest:ID``, ``session:ID``,
-    ``bars:STEP``, ``list:NAME``."""
-    head, *lines = Path(figures.path_of(layout)).read_text(encoding="ascii").split("\n")[:-1]
+    """The figures file's lines by what they hold: ``head``, ``history``, ``digest:ID``,
+    ``session:ID``, ``bars:STEP``, ``list:NAME``."""
+    head, history, *lines = Path(figures.path_of(layout)).read_text(encoding="ascii").split("\n")[:-1]
     named = json.loads(head)["parts"]
     names = [f"{kind}:{s}" for kind in ("digest", "session") for s in named["sessions"]]
     names += [f"bars:{s}" for s in named["bars"]] + [f"list:{k}" for k in named["lists"]]
-    return {"head": head, **dict(zip(names, lines))}
+    return {"head": head, "history": history, **dict(zip(names, lines))}
 
 
 def test_a_stop_decodes_and_writes_only_the_parts_its_fold_changes(layout: Layout, tmp_path: Path) -> None:
@@ -515,7 +515,8 @@ def test_a_stop_decodes_and_writes_only_the_parts_its_fold_changes(layout: Layou
     record(layout, "b", "done", "2026-11-30T10:00:05Z")
     fig = stop_fold(layout, A, path)
     assert ["bars" in fig["steps"][s] for s in ("a", "b")] == [False, True]
-    assert [k for k in after if after[k] != parts(layout)[k]] == ["head", f"digest:{A}", f"session:{A}", "bars:b"]
+    changed = ["head", "history", f"digest:{A}", f"session:{A}", "bars:b"]  # b done: NEXT moved on
+    assert [k for k in after if after[k] != parts(layout)[k]] == changed
 
 
 @pytest.mark.parametrize("damage", ["bars:a", "list:marks"])

@@ -4,6 +4,12 @@ root, event = sys.argv[1], sys.argv[2]
 if sys.path[:1] == [""]:  # -c puts the current folder first: a project's own json.py or enum.py must not load
     del sys.path[0]
 sys.path.insert(0, root)
+cache = None
+try:  # baton's modules from one compiled file (hooks/codecache.py); without it, only a slower start
+    from hooks import codecache
+    cache = codecache.install(root)
+except Exception:
+    pass
 try:
     from hooks.adapter import main
 except BaseException as exc:
@@ -15,4 +21,10 @@ except BaseException as exc:
         print(json.dumps({"hookSpecificOutput": {"hookEventName": event, "permissionDecision": "deny", "permissionDecisionReason": why}}))
     sys.stderr.write("baton: hook unavailable: %s\n" % exc)
     sys.exit(0)
-sys.exit(main(event))
+status = main(event)
+if cache is not None:
+    try:
+        cache.save()
+    except Exception:
+        pass
+sys.exit(status)

@@ -113,6 +113,14 @@ def glob_match(path: str, pattern: str) -> bool:
     return _wild_match(path, pattern)
 
 
+def segment_match(name: str, pattern: str) -> bool:
+    """One path segment against one segment of a glob (no ``/`` in either, no ``**`` in ``pattern``):
+    ``*`` is any text, ``?`` one character, anything else itself."""
+    if "*" not in pattern and "?" not in pattern:
+        return name == pattern
+    return _wild_match(name, pattern)
+
+
 def allowed(real: str, project_real: str, home: str, patterns: Iterable[str]) -> bool:
     """True when the resolved ``real`` path is covered by one of ``patterns``."""
     rel = relative(real, project_real)

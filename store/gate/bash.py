@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 
 from store.base import paths as scope
-from store.gate import effects, patterns, runners
+from store.gate import runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.shell import analyse
 from store.state import approvals
@@ -95,7 +95,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if rules.tools is not None and "Bash" not in rules.tools:
         return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
-    inner = effects.lone_once_inner(command, result) if plan and plan.effects else ""
+    inner = _once_inner(command, result) if plan and plan.effects else ""
     if rules.writes is None or harmless:
         return None
     if matches_any(command, rules.bash) or (inner and matches_any(inner, rules.bash)):
@@ -103,6 +103,12 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel or not unknown_output else
                                ("a test runner's output option is not a plain path",))
     return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel else opaque)
+
+
+def _once_inner(command: str, result: Scan) -> str:
+    from store.gate import effects
+
+    return effects.lone_once_inner(command, result)
 
 
 def _protected_writes(call: Call, writes: Sequence[str], plan: Optional[Plan]) -> Optional[str]:
@@ -140,12 +146,16 @@ def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step
     if plan is None:
         return None
     for rule in of_kind(plan.rules, "deny_bash"):
+        from store.gate import patterns  # a plan with deny_bash rules
+
         how = patterns.hit(rule.value, command, result)
         if how:
             detail = f": {rule.reason}" if rule.reason else ""
             return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
                                   f"({how}).")
     if plan.effects:
+        from store.gate import effects  # a plan with side effects kept to `baton once`
+
         effect = effects.unwrapped(result, plan.effects)
         if effect:
             return effects.reason(effect[0], effect[1], step)

@@ -12,9 +12,9 @@ computed word, an unknown repository, a command that may run anything) is refuse
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
+from store.base import wild
 from store.gate.call import refuse
 from store.gate.gitargs import GitCall, Unreadable, git_calls
 from store.gate.repo import RepoError
@@ -88,7 +88,7 @@ def protected(rule: Rule, ref: Optional[str]) -> bool:
              ref[len("heads/"):] if ref.startswith("heads/") else ref}
     if ref.startswith("refs/") and not ref.startswith("refs/heads/"):
         return False  # tags, notes, review refs (refs/for/main) are not branches
-    return any(fnmatch.fnmatchcase(name, glob) for name in names for glob in rule.branches)
+    return any(wild.fnmatchcase(name, glob) for name in names for glob in rule.branches)
 
 
 def _current(call: GitCall, switched: Iterable[Optional[str]]) -> Set[Optional[str]]:

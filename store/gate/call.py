@@ -169,7 +169,7 @@ def chains(command: str) -> bool:
 
 def matches_any(command: str, patterns: Sequence[str]) -> bool:
     """``command`` (whitespace collapsed) matches a pattern and chains nothing else."""
-    from fnmatch import fnmatchcase
+    from store.base.wild import fnmatchcase
 
     flat = " ".join(command.split())  # look for chaining before collapsing: a newline separates commands
     return not chains(command) and any(fnmatchcase(flat, p) for p in patterns)

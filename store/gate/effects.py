@@ -8,8 +8,6 @@ wraps; the refusal shows the wrapped form, so a resumed session never does the s
 from __future__ import annotations
 
 import os
-import re
-from collections import Counter
 
 from store.base.regex import lazy
 from store.gate import patterns
@@ -17,7 +15,7 @@ from store.gate.call import chains, refuse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Sequence, Tuple
+    from typing import Dict, Optional, Sequence, Tuple
 
     from store.shell.report import Scan
 
@@ -45,12 +43,15 @@ def lone_once_inner(command: str, scan: Scan) -> str:
 def unwrapped(scan: Scan, effects: Sequence[str]) -> Optional[Tuple[str, str]]:
     """(what runs, the pattern) for the first simple command matching an ``effects`` pattern that
     is not run by a ``baton once`` of the same command."""
-    wrapped = Counter(once_inner(argv) for argv in scan.baton)
+    wrapped: Dict[str, int] = {}  # each lone `baton once CMD` covers one CMD
+    for argv in scan.baton:
+        inner = once_inner(argv)
+        wrapped[inner] = wrapped.get(inner, 0) + 1
     for inv in scan.invocations:
         if inv.program is not None and os.path.basename(inv.program) == "baton":
             continue
         text = " ".join("<computed>" if w is None else w for w in inv.argv)
-        if inv.resolved and wrapped[text] > 0:
+        if inv.resolved and wrapped.get(text, 0) > 0:
             wrapped[text] -= 1
             continue
         for pattern in effects:
@@ -67,6 +68,8 @@ def _shown(argv: Sequence[Optional[str]]) -> str:
 
 
 def reason(text: str, pattern: str, step: str) -> str:
+    import re  # only for a refusal
+
     slug = "-".join(re.sub(r"[^a-z0-9]+", "-", w.lower()).strip("-") for w in text.split()[:3]).strip("-")
     key = f"{step}-{slug}"[:60] if step != "?" else slug[:60]
     return refuse("once", f"baton denied this command: `{text[:200]}` is a side effect this job runs only through "

@@ -17,13 +17,11 @@ from store.base import paths as scope
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import re
-    from typing import Dict, Iterable, List, Optional, Tuple
+    from typing import Iterable, List, Optional, Tuple
 
 MAX_VISITS = 5000  # entries one walk may look at before the glob is bound file by file instead
 MAX_ISLANDS = 1000
 FORBIDDEN_ROOTS = ("/", "/proc", "/dev", "/sys", "/run")
-_SEGMENTS: Dict[str, re.Pattern[str]] = {}
 
 
 def normal(glob: str, home: str) -> str:
@@ -36,16 +34,6 @@ def normal(glob: str, home: str) -> str:
     return glob[2:] if glob.startswith("./") else glob
 
 
-def _segment(pattern: str) -> re.Pattern[str]:
-    found = _SEGMENTS.get(pattern)
-    if found is None:
-        import re  # only for a glob with a wildcard in it
-
-        body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in pattern)
-        found = _SEGMENTS[pattern] = re.compile(body, re.DOTALL)
-    return found
-
-
 def could_contain(dir_parts: List[str], pattern_parts: List[str]) -> bool:
     """Some path below the folder ``dir_parts`` may match ``pattern_parts`` (generous when unsure)."""
     for i, part in enumerate(dir_parts):
@@ -54,7 +42,7 @@ def could_contain(dir_parts: List[str], pattern_parts: List[str]) -> bool:
         head = pattern_parts[i]
         if "**" in head:
             return True
-        if not _segment(head).fullmatch(part):
+        if not scope.segment_match(part, head):
             return False
     return len(pattern_parts) > len(dir_parts)
 

@@ -14,7 +14,7 @@ whole command, whitespace collapsed, as in baton 0.1.0.
 
 from __future__ import annotations
 
-from store.base.regex import lazy
+from store.base import wild
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,18 +22,15 @@ if TYPE_CHECKING:
 
     from store.shell.report import Invocation, Scan
 
-_WILD = lazy(r"[*?\[]")
-_OPERATORS = lazy(r"[|;&<>]")
-_TOKEN = lazy(r"[A-Za-z0-9_.+-]+")
+_OPERATORS = frozenset("|;&<>")
+_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
 
 
 def hit(pattern: str, command: str, scan: Scan) -> Optional[str]:
     """How ``command`` matches ``pattern`` (a phrase for the refusal), or None."""
-    from fnmatch import fnmatchcase  # a job with deny_bash rules only
-
-    if _OPERATORS.search(pattern):
+    if not _OPERATORS.isdisjoint(pattern):
         flat = " ".join(command.split())
-        return f"`{flat[:80]}` matches it" if fnmatchcase(flat, pattern) else None
+        return f"`{flat[:80]}` matches it" if wild.fnmatchcase(flat, pattern) else None
     program = program_of(pattern)
     alone = len(scan.invocations) == 1  # its patterns expand before it runs: its own effects come later
     stable = (alone or not (scan.writes or scan.links or scan.opaque)) and not any(
@@ -53,34 +50,28 @@ def expand_globs(inv: Invocation) -> Invocation:
         return inv
     if any(word is None and pattern is None for word, pattern in zip(inv.argv, inv.globs)):
         return inv
-    import glob
-    import os
-
     cwd = str(inv.cwds[0])
     argv: List[Optional[str]] = []
     for word, pattern in zip(inv.argv, inv.globs):
         if word is not None or pattern is None:
             argv.append(word)
             continue
-        found = sorted(glob.glob(os.path.join(glob.escape(cwd), pattern)))
-        argv.extend([m[len(cwd) + 1 :] if not os.path.isabs(pattern) else m for m in found] or [pattern])
+        argv.extend(sorted(wild.glob(pattern, cwd)) or [pattern])
     return type(inv)(tuple(argv), inv.cwds, inv.runner)
 
 
 def invocation_hit(pattern: str, program: Optional[str], inv: Invocation) -> Optional[str]:
     """How one resolved simple command matches ``pattern`` (whose literal program is ``program``), or None."""
     if inv.resolved:
-        from fnmatch import fnmatchcase
-
         text = " ".join(str(w) for w in inv.argv)
-        if fnmatchcase(text, pattern):
+        if wild.fnmatchcase(text, pattern):
             return f"it runs `{text[:80]}`"
     elif could_match(inv.argv, pattern):
         shown = " ".join("<computed>" if w is None else w for w in inv.argv)[:80]
         return f"it runs `{shown}`, which baton cannot resolve and which may be a command the rule forbids"
     if inv.runner and program is not None:
         for word in inv.argv:
-            if word is not None and program in _TOKEN.findall(word):
+            if word is not None and program in tokens(word):
                 shown = " ".join(str(w) for w in inv.argv)[:80]
                 return f"it runs `{shown}`, code baton cannot read that names {program}"
     return None
@@ -89,7 +80,7 @@ def invocation_hit(pattern: str, program: Optional[str], inv: Invocation) -> Opt
 def program_of(pattern: str) -> Optional[str]:
     """The literal program a pattern names (``git`` in ``git push*``), or None (``*push*``)."""
     first = pattern.split(" ", 1)[0]
-    return None if not first or _WILD.search(first) else first.rsplit("/", 1)[-1]
+    return None if not first or wild.has_magic(first) else first.rsplit("/", 1)[-1]
 
 
 def could_match(argv: Tuple[Optional[str], ...], pattern: str) -> bool:
@@ -102,6 +93,21 @@ def could_match(argv: Tuple[Optional[str], ...], pattern: str) -> bool:
             break
         known.append(word)
     prefix = " ".join(known) + (" " if known else "")
-    m = _WILD.search(pattern)
-    literal = pattern[: m.start()] if m else pattern
+    literal = pattern[: min((i for i, c in enumerate(pattern) if c in wild.MAGIC), default=len(pattern))]
     return prefix.startswith(literal) or literal.startswith(prefix)
+
+
+def tokens(word: str) -> List[str]:
+    """The runs of ``[A-Za-z0-9_.+-]`` in ``word``: the names a program's text may hold."""
+    found: List[str] = []
+    start = -1
+    for i, c in enumerate(word):
+        if c in _TOKEN:
+            if start < 0:
+                start = i
+        elif start >= 0:
+            found.append(word[start:i])
+            start = -1
+    if start >= 0:
+        found.append(word[start:])
+    return found

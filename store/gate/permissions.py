@@ -12,10 +12,9 @@ program's name appears anywhere in it.
 
 from __future__ import annotations
 
-import fnmatch
 import os
-import re
 
+from store.base import wild
 from store.gate.simple_commands import Parsed, Simple, parse
 
 TYPE_CHECKING = False
@@ -24,7 +23,8 @@ if TYPE_CHECKING:
 
     from store.gate.claude_settings import PersonRules
 
-WRAPPER = re.compile(r"^(?:sudo|command|builtin|exec|nohup|time|setsid|stdbuf|nice|env|timeout|xargs)$")
+WRAPPERS = frozenset(("sudo", "command", "builtin", "exec", "nohup", "time", "setsid", "stdbuf", "nice", "env",
+                      "timeout", "xargs"))
 READ_ONLY = frozenset((
     "ls", "cat", "head", "tail", "wc", "pwd", "echo", "true", "false", "id", "whoami", "uname", "basename",
     "dirname", "realpath", "readlink", "stat", "file", "du", "df", "tree", "cut", "tr", "nl", "od", "diff",
@@ -51,7 +51,7 @@ def rule_matches(pattern: str, text: str) -> bool:
         prefix = pattern[:-2].strip()
         return text == prefix or text.startswith(prefix + " ")
     if "*" in pattern:
-        return fnmatch.fnmatchcase(text, pattern) or (pattern.endswith(" *") and text == pattern[:-2])
+        return wild.fnmatchcase(text, pattern) or (pattern.endswith(" *") and text == pattern[:-2])
     return text == pattern
 
 
@@ -59,14 +59,25 @@ def _bare(simple: Simple) -> List[str]:
     """The simple command's text, and again with wrappers and their options taken off, program by basename."""
     words = [w or "" for w in simple.words]
     texts = [simple.text]
-    while words and WRAPPER.match(os.path.basename(words[0])):
+    while words and _wrapper(os.path.basename(words[0])):
         words = words[1:]
-        while words and (words[0].startswith("-") or "=" in words[0] or re.fullmatch(r"[0-9.]+[smhd]?", words[0])):
+        while words and (words[0].startswith("-") or "=" in words[0] or _duration(words[0])):
             words = words[1:]
         texts.append(" ".join(words))
     if words and "/" in words[0]:
         texts.append(" ".join([os.path.basename(words[0]), *words[1:]]))
     return texts
+
+
+def _wrapper(name: str) -> bool:
+    """A program that runs the command after it (as ``^(?:sudo|...)$`` matched: a final newline may follow)."""
+    return name in WRAPPERS or (name.endswith("\n") and name[:-1] in WRAPPERS)
+
+
+def _duration(word: str) -> bool:
+    """``[0-9.]+[smhd]?``, as ``timeout`` and ``sleep`` take it."""
+    digits = word[:-1] if word[-1:] in ("s", "m", "h", "d") else word
+    return bool(digits) and all(c in "0123456789." for c in digits)
 
 
 class Verdict:
@@ -83,6 +94,8 @@ def _head(pattern: str) -> str:
 
 
 def _named(head: str, command: str) -> bool:
+    import re  # only for a command baton cannot read through
+
     plain = re.sub(r"[\\'\"]", "", command)
     return bool(head) and re.search(r"(?<![\w.-])" + re.escape(head) + r"(?![\w.-])", plain) is not None
 

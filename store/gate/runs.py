@@ -50,15 +50,15 @@ def start(state_dir: str, rid: str, record: Mapping[str, Any]) -> Dict[str, str]
     where = folder(state_dir)
     if not os.path.isdir(where):
         os.makedirs(where, exist_ok=True)
-        with open(os.path.join(where, ".gitignore"), "w", encoding="ascii") as handle:
-            handle.write("*\n")
+        with open(os.path.join(where, ".gitignore"), "wb") as handle:  # bytes: no text codec to load
+            handle.write(b"*\n")
     files = paths(state_dir, rid)
     for name in ("record", "args", "lock", "started"):  # a reused id (a retried call) starts clean
         _remove(files[name])
     with open(files["lock"], "wb"):
         pass
-    data = json.dumps({**record, "id": rid, "at": time.time()}, ensure_ascii=True)
-    with open(files["record"], "w", encoding="ascii") as handle:
+    data = json.dumps({**record, "id": rid, "at": time.time()}, ensure_ascii=True).encode("ascii")
+    with open(files["record"], "wb") as handle:
         handle.write(data)
     return files
 

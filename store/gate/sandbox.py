@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 
+from store.base import checksums
 from store.gate.mounts import Globs, inside
 from store.gate.writable import never_globs, plan_never, plan_writes
 
@@ -62,10 +63,8 @@ class Policy:
 
 def job_folder(state_dir: str, home: str) -> str:
     """``~/.cache/baton/jobs/<id>``: the job's private /tmp (and caches, when private) live there."""
-    import zlib
-
     raw = os.path.realpath(state_dir).encode("utf-8", "surrogateescape")
-    name = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    name = f"{checksums.crc32(raw):08x}{checksums.adler32(raw):08x}"
     return os.path.join(home, ".cache", "baton", "jobs", name)
 
 

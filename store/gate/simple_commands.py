@@ -8,11 +8,11 @@ a function definition, a heredoc that expands, ``eval`` and the like) is listed 
 
 from __future__ import annotations
 
-import re
+from store.base import chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
+    from typing import Dict, List, Optional, Sequence
 
     from store.shell.contract import Token
     from store.shell.words import Redir
@@ -78,7 +78,7 @@ def _words(toks: Sequence[Token], into: Parsed, depth: int = 0) -> None:
             for sub in tok.subs:
                 into.opaque.append("uses a substitution")
                 _words(sub, into, depth + 1)
-            if not words and value is not None and re.match(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=", value):
+            if not words and value is not None and _assignment(value):
                 assigns = True
                 continue
             if value is None and not tok.subs:
@@ -100,13 +100,34 @@ def _redirect(tok: Redir, into: Parsed, depth: int) -> None:
         into.redirects.append(target.literal() if target is not None else None)
 
 
+_LAST: Dict[str, Parsed] = {}  # the last command parsed: one gate call reads it up to three times
+
+
 def parse(command: str) -> Parsed:
+    """The command's simple commands, redirections and what makes it unreadable. The result is
+    shared with later calls for the same command: read it, never change it."""
+    found = _LAST.get(command)
+    if found is not None:
+        return found
     from store.shell.lex import tokenize
 
     toks, problems = tokenize(command)
     found = Parsed()
     found.opaque += problems
     _words(toks, found)
+    _LAST.clear()
+    _LAST[command] = found
     return found
 
 
+def _assignment(value: str) -> bool:
+    """``value`` starts as ``NAME=``, ``NAME+=`` or ``NAME[...]=`` does (the subscript up to any ``]``
+    on its first line that ``=`` or ``+=`` follows): ``[A-Za-z_][A-Za-z0-9_]*(?:\\[.*\\])?\\+?=``."""
+    k = chars.name_end(value)
+    if k == 0:
+        return False
+    ends = [k]
+    if value.startswith("[", k):
+        line = value.find("\n", k)
+        ends += [c + 1 for c in range(k + 1, line if line >= 0 else len(value)) if value[c] == "]"]
+    return any(value.startswith(("=", "+="), e) for e in ends)

@@ -9,9 +9,7 @@ later commands run (``set -k``, ``shopt -s cdable_vars``) and the code a builtin
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
+from store.base import chars
 from store.shell.variables import word_value
 from store.shell.words import LITERAL, Word, getopt
 
@@ -19,7 +17,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from store.shell.contract import Command, Handler
 
-_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
 # shopt options that only change globbing, matching, messages or the interactive shell
 _SHOPT_SAFE = frozenset(
     """autocd checkhash checkjobs checkwinsize cmdhist compat31 compat32 compat40 compat41 compat42 compat43
@@ -36,7 +33,7 @@ _DECLARE_VALUED = "aAfFgiIlnprtux"  # declare's flags (none takes a value)
 
 
 def _cd(cmd: Command, name: str, args: list[Word]) -> None:
-    ops = [w for w in args if not re.fullmatch(r"-[LPe@]+|--", w.literal() or "")]
+    ops = [w for w in args if not _cd_option(w.literal() or "")]
     physical = any("P" in (w.literal() or "") for w in args[: len(args) - len(ops)])
     first = (ops[0].literal() or "") if ops else ""
     if name == "popd" or (name == "pushd" and (not ops or first[:1] in ("+", "-"))) or first == "-":
@@ -49,7 +46,7 @@ def _declare(cmd: Command, name: str, args: list[Word]) -> None:
     """declare, typeset, local, export, readonly: flags, then NAME[=VALUE] words."""
     flags: set[str] = set()
     k = 0
-    while k < len(args) and re.fullmatch(r"[-+][A-Za-z]+", args[k].literal() or ""):
+    while k < len(args) and letters_option(args[k].literal() or ""):
         flags.update(args[k].literal()[1:] if (args[k].literal() or "")[0] == "-" else "")  # type: ignore[index]
         k += 1
     if "n" in flags:
@@ -66,7 +63,7 @@ def _declare(cmd: Command, name: str, args: list[Word]) -> None:
 def _declared(cmd: Command, name: str, word: Word, flags: set[str]) -> None:
     """One NAME[=VALUE] word: bash parses it after quote removal, so ``"PATH=$x"`` assigns PATH."""
     head = word.parts[0] if word.parts else ("", "")
-    m = _ASSIGN.match(word.raw) or (_ASSIGN.match(head[1]) if head[0] in LITERAL else None)
+    m = chars.split_assignment(word.raw) or (chars.split_assignment(head[1]) if head[0] in LITERAL else None)
     text = word.literal()
     where = f"{name} {word.raw}"[:60]
     if m is None:  # NAME, or a computed word
@@ -83,12 +80,12 @@ def _declared(cmd: Command, name: str, word: Word, flags: set[str]) -> None:
             cmd.vars.name_word(word, where)
             cmd.opaque(f"{name} assigns a variable whose name is computed: {word.raw}")
         return
-    var, sub = m.group(1), m.group(2)
+    var, sub, end = m
     if sub is not None:
         cmd.vars.expression(sub[1:-1], where, expanded=not word.quoted())
-    value_word = word.tail(len(m.group(0)))
+    value_word = word.tail(end)
     value = value_word.literal() if value_word is not None else None
-    compound = word.raw[len(m.group(0)) : len(m.group(0)) + 1] == "("  # name=( ... ), not a quoted string
+    compound = word.raw[end : end + 1] == "("  # name=( ... ), not a quoted string
     if flags & {"a", "A"}:
         cmd.vars.arrays.add(var)
     if "i" in flags:
@@ -154,9 +151,10 @@ def _wait(cmd: Command, name: str, args: list[Word]) -> None:
 def _let(cmd: Command, name: str, args: list[Word]) -> None:
     for word in args:
         cmd.vars.arith_word(word, f"let {word.raw}"[:60])
-        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)", word.text)
-        if m:
-            cmd.assign(m.group(1), "0")
+        start = chars.span_space(word.text, 0)
+        end = chars.name_end(word.text, start)
+        if end > start and chars.arith_assign_end(word.text, end) > 0:
+            cmd.assign(word.text[start:end], "0")
 
 
 def _unset(cmd: Command, name: str, args: list[Word]) -> None:
@@ -256,3 +254,13 @@ HANDLERS: dict[str, Handler] = {
     "set": _set, "shopt": _shopt, "trap": _trap, "jobs": _jobs, "compgen": _compgen, "date": _date,
     "hostname": _hostname,
 }
+
+
+def _cd_option(text: str) -> bool:
+    """An option of cd, pushd or popd: ``-[LPe@]+|--``."""
+    return text == "--" or (len(text) > 1 and text[0] == "-" and all(c in "LPe@" for c in text[1:]))
+
+
+def letters_option(text: str) -> bool:
+    """``[-+][A-Za-z]+``: a word of option letters, as declare and set take them."""
+    return len(text) > 1 and text[0] in "-+" and all(c in chars.LETTERS for c in text[1:])

@@ -4,8 +4,8 @@ and ``writers`` report through, and the record of each invocation the scan retur
 from __future__ import annotations
 
 from store.shell import commands as shellcmds
-from store.shell import programs as shellprog
 from store.shell.grammar import MAX_NEST, union
+from store.shell.words import is_baton
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ class Command:
         ``functions``: a shell function of that name runs instead (not after ``command``)."""
         text = name.literal()
         self.result.commands.append(name.raw if text is None else text)
-        baton = shellprog.is_baton(name)
+        baton = is_baton(name)
         program = "baton" if baton else program_name(text) if text is not None else None
         self.call = Call((program, *(w.literal() for w in args)), self.cwds,
                          globs=(None, *(glob_pattern(w) if w.literal() is None else None for w in args)))

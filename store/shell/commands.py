@@ -18,12 +18,7 @@ covered by ``environment``.
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
-from store.shell import builtin as shellbuiltins
-from store.shell import programs as shellprog
-from store.shell import writers as shellwrite
+from store.base import chars
 from store.shell.variables import word_value
 from store.shell.words import Word, computed, getopt, lit
 
@@ -42,8 +37,7 @@ PURE = frozenset(
 )
 SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/", "/usr/local/sbin/",
                "/opt/homebrew/bin/")
-_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[[^\]]*\])?\+?=")
-_URL_RUNS = lazy(r"[A-Za-z][A-Za-z0-9+.-]*::")  # transport helpers: ext::CMD, fd::, any helper::
+_SCHEME = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 _GIT_READS = frozenset(
     """status log diff show rev-parse ls-files grep blame shortlog describe rev-list cat-file ls-tree ls-remote
     merge-base name-rev show-ref for-each-ref whatchanged diff-tree diff-files diff-index var check-ignore
@@ -79,13 +73,17 @@ def dispatch(cmd: Command, name: str, args: list[Word]) -> None:
     """Report what ``name args`` does; ``name`` is the program's base name."""
     if name in PURE:
         return
-    handler = _RELAXED.get(name) or (shellprog.python if shellprog.PYTHON.match(name) else None)
+    handler = _relaxed(name)
     if handler is None:
         word = computed(args)
         if word is not None:
             cmd.opaque(f"{name} has a computed argument: {word.raw}")
-        handler = (_HANDLERS.get(name) or shellbuiltins.HANDLERS.get(name) or shellwrite.HANDLERS.get(name)
-                   or shellprog.HANDLERS.get(name) or shellprog.family(name))
+        handler = _HANDLERS.get(name)
+    if handler is None:  # the other programs' handlers load only when a command needs one
+        from store.shell import builtin, programs, writers
+
+        handler = (builtin.HANDLERS.get(name) or writers.HANDLERS.get(name) or programs.HANDLERS.get(name)
+                   or programs.family(name))
     if handler is None:
         cmd.runs_code(f"unknown command '{name}'")
     else:
@@ -144,11 +142,11 @@ def _git_outputs(cmd: Command, sub: str, rest: list[Word]) -> None:
     for k, word in enumerate(rest):
         text = word.literal() or ""
         if sub in ("ls-remote", "remote") and (text.startswith(("--upload-pack", "-u", "--exec"))
-                                                 or _URL_RUNS.match(text)):
+                                                 or _url_runs(text)):
             cmd.runs_code(f"git {sub} {text[:40]} runs a program")
         if sub == "help" and text in ("-w", "--web", "-i", "--info"):
             cmd.runs_code("git help opens a viewer program")
-        if re.match(r"--outp(?:ut?)?(?:=|\Z)", text):
+        if _output_option(text):
             target = word.tail(text.index("=") + 1) if "=" in text else rest[k + 1] if k + 1 < len(rest) else None
             if target is not None:
                 cmd.write(target)
@@ -164,9 +162,9 @@ def _wrapper(cmd: Command, name: str, args: list[Word]) -> None:
             cmd.opaque(f"{name} {option} is not analysed")
         elif name == "time" and option in ("-o", "--output") and value is not None:
             cmd.write(value)
-    while name in ("sudo", "env") and rest and (m := _ASSIGN.match(rest[0].raw)):
-        tail = rest[0].tail(len(m.group(0)))
-        cmd.assign(m.group(1), None if tail is None else word_value(tail))
+    while name in ("sudo", "env") and rest and (m := chars.split_assignment(rest[0].raw)):
+        tail = rest[0].tail(m[2])
+        cmd.assign(m[0], None if tail is None else word_value(tail))
         rest = rest[1:]
     rest = rest[1:] if name == "timeout" or (name == "env" and rest and rest[0].literal() == "-") else rest
     if name == "xargs":
@@ -185,13 +183,44 @@ def _builtin(cmd: Command, name: str, args: list[Word]) -> None:
         cmd.run(rest[0], rest[1:], functions=False)
 
 
-_RELAXED: dict[str, Handler] = {
-    "baton": shellprog.baton,
-    **{name: shellbuiltins.HANDLERS[name] for name in ("cd", "pushd", "popd", "export", "local", "declare", "typeset",
-                                                        "readonly", "read", "getopts", "printf", "let", "test", "[",
-                                                        "unset", "wait", "date")},
-}
+# builtins read even when an argument is computed (``cd "$d"``), and the programs handled the same way
+_RELAXED_BUILTINS = frozenset(("cd", "pushd", "popd", "export", "local", "declare", "typeset", "readonly", "read",
+                               "getopts", "printf", "let", "test", "[", "unset", "wait", "date"))
+
+
+def _relaxed(name: str) -> Handler | None:
+    if name in _RELAXED_BUILTINS:
+        from store.shell.builtin import HANDLERS
+
+        return HANDLERS[name]
+    if name == "baton" or is_python(name):
+        from store.shell import programs
+
+        return programs.baton if name == "baton" else programs.python
+    return None
+
+
+def is_python(name: str) -> bool:
+    """A Python interpreter's name: ``(?:python|pypy)(?:[0-9]+(?:\\.[0-9]+)?)?\\Z``."""
+    for prefix in ("python", "pypy"):
+        if name.startswith(prefix):
+            major, dot, minor = name[len(prefix) :].partition(".")
+            return (not major and not dot) or (chars.is_digits(major) and (not dot or chars.is_digits(minor)))
+    return False
+
+
 _HANDLERS: dict[str, Handler] = {
     **{name: _wrapper for name in _WRAPPERS}, "command": _builtin, "builtin": _builtin, "exec": _builtin,
     "git": _git,
 }
+
+
+def _url_runs(text: str) -> bool:
+    """A git transport helper that runs a program (``ext::CMD``, ``fd::``, any ``helper::``):
+    ``[A-Za-z][A-Za-z0-9+.-]*::`` at the start."""
+    return text[:1] in chars.LETTERS and text.startswith("::", chars.span(text, 1, _SCHEME))
+
+
+def _output_option(text: str) -> bool:
+    """git's ``--output`` as it may be shortened: ``--outp(?:ut?)?(?:=|\\Z)`` at the start."""
+    return any(text == o or text.startswith(o + "=") for o in ("--output", "--outpu", "--outp"))

@@ -10,8 +10,6 @@ scripts use (``dir``, ``OUT``, ``COUNT``) are not listed: the scanner follows th
 
 from __future__ import annotations
 
-from store.base.regex import lazy
-
 # exact names: bash itself (PATH lookup, cd, prompts and traces, startup files) and programs' config
 _NAMES = frozenset(
     """PATH HOME PWD OLDPWD CDPATH BASH_ENV ENV SHELLOPTS BASHOPTS PS0 PS1 PS2 PS3 PS4 PROMPT_COMMAND IFS
@@ -21,12 +19,12 @@ _NAMES = frozenset(
     JQ_LIBRARY_PATH GZIP BZIP2 ZSTD_CLEVEL LESS MORE TZDIR FUNCNEST PERL5LIB RUBYLIB CLASSPATH""".split()
 )
 # prefixes and suffixes of families: the dynamic loader, git, less, tar, interpreters, options, proxies
-_PATTERN = lazy(
-    r"(?:LD_|DYLD_|GIT_|BASH_FUNC_|BASH|LESS|TAR_|PYTHON|NODE_|NPM_|PERL|RUBY|JAVA_|_JAVA_|GLIBC_|MALLOC_|XDG_"
-    r"|SSH_|CURL_|GREP_|COMP_|READLINE_|HIST)"
-    r"|(?:_OPTIONS|_OPTS|_OPT|_CONFIG|_COMMAND|_PROGRAM|_PAGER|_EDITOR|_ASKPASS)\Z",
-)
-_PROXY = lazy(r"(?i)proxy|\Anpm_config_|\Ayarn_|\Apip_")
+# (anywhere in the name: a family's prefix; at its end: a suffix; and "proxy" or a package manager's
+# prefix in any case)
+_PARTS = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "BASH", "LESS", "TAR_", "PYTHON", "NODE_", "NPM_", "PERL", "RUBY",
+          "JAVA_", "_JAVA_", "GLIBC_", "MALLOC_", "XDG_", "SSH_", "CURL_", "GREP_", "COMP_", "READLINE_", "HIST")
+_SUFFIXES = ("_OPTIONS", "_OPTS", "_OPT", "_CONFIG", "_COMMAND", "_PROGRAM", "_PAGER", "_EDITOR", "_ASKPASS")
+_ANY_CASE_PREFIXES = ("npm_config_", "yarn_", "pip_")
 # harmless ones that the patterns above would catch
 _HARMLESS = frozenset(
     """PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE PYTHONIOENCODING PYTHONHASHSEED PYTHONUTF8 PYTHONWARNINGS
@@ -44,4 +42,11 @@ def changes_programs(name: str, value: str | None = None) -> bool:
         return False
     if name in _HARMLESS:
         return False
-    return name in _NAMES or _PATTERN.search(name) is not None or _PROXY.search(name) is not None
+    if name in _NAMES or name.endswith(_SUFFIXES) or any(part in name for part in _PARTS):
+        return True
+    if not name.isascii():  # bash names are ASCII; Unicode case rules are the regex's, not lower()'s
+        import re
+
+        return re.search(r"(?i)proxy|\Anpm_config_|\Ayarn_|\Apip_", name) is not None
+    folded = name.lower()
+    return "proxy" in folded or folded.startswith(_ANY_CASE_PREFIXES)

@@ -10,10 +10,8 @@ written (``pytest --junitxml=FILE``). ``baton`` invocations are recorded here to
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
-from store.shell.words import Word, getopt
+from store.base import chars
+from store.shell.words import Word, getopt, is_baton
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,15 +31,13 @@ _TOOLS = frozenset(
 )
 _TOOL_READS = frozenset(("pip list", "pip show", "pip freeze", "pip3 list", "pip3 show", "pip3 freeze", "npm ls",
                          "npm list", "npm view", "go version", "go env", "go list", "cargo tree"))
-PYTHON = lazy(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?\Z")
+_LOWER_OR_HYPHEN = frozenset("abcdefghijklmnopqrstuvwxyz-")
+_SED_FLAGS_END = frozenset(";\n}")
+_SED_LABEL_END = frozenset(";\n")
+_NEWLINE = frozenset("\n")
 _AWK_SAFE = frozenset(("-F", "-v", "-e", "--field-separator", "--assign", "--source", "-b", "-c", "-n", "-N", "-P",
                        "-r", "-s", "-S", "-t", "-M", "-O", "--posix", "--traditional", "--lint", "--sandbox",
                        "--version", "--help"))
-
-
-def is_baton(word: Word) -> bool:
-    """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
-    return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")
 
 
 def _is_store(word: Word) -> bool:
@@ -101,12 +97,12 @@ def _find(cmd: Command, name: str, args: list[Word]) -> None:
 
 def _shell(cmd: Command, name: str, args: list[Word]) -> None:
     k, inline = 0, False
-    while k < len(args) and re.fullmatch(r"[-+][A-Za-z]+|--[a-z-]+", args[k].literal() or ""):
+    while k < len(args) and _shell_option(args[k].literal() or ""):
         text = args[k].literal() or ""
         if text in ("--rcfile", "--init-file"):
             cmd.runs_code(f"{name} {text} runs a file")
         inline = inline or (text[0] == "-" and "c" in text[1:] and not text.startswith("--"))
-        k += 2 if re.fullmatch(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file", text) else 1
+        k += 2 if _takes_value(text) else 1
     rest = args[k + 1 if k < len(args) and args[k].literal() == "--" else k :]
     code = rest[0].literal() if rest else None
     if inline and code is not None:
@@ -243,12 +239,11 @@ def sed_writes(script: str) -> bool:
             if delim in ("", "\n", "\\"):
                 return True
             i = _sed_end(script, _sed_end(script, i + 2, delim) + 1, delim) + 1
-            flags = re.match(r"[^;\n}]*", script[i:])
-            if c == "s" and flags and re.search("[we]", flags.group()):
+            flags = script[i : chars.span_not(script, i, _SED_FLAGS_END)]
+            if c == "s" and ("w" in flags or "e" in flags):
                 return True
         elif c in "aicrR#:btT":  # text, file name, comment or label
-            i = len(script) if (end := re.compile("[\n;]" if c in ":btT" else "\n").search(script, i)) is None \
-                else end.start()
+            i = chars.span_not(script, i, _SED_LABEL_END if c in ":btT" else _NEWLINE)
         else:
             i += 1
     return False
@@ -274,8 +269,42 @@ def _awk(cmd: Command, name: str, args: list[Word]) -> None:
 
 def awk_writes(program: str) -> bool:
     """The awk program redirects output, pipes, calls system() or loads code (comparisons count too)."""
-    text = re.sub(r'"(?:[^"\\\n]|\\.)*"', '""', program).replace("||", " ")
-    return re.search(r"[>|@]|\bsystem\s*\(", text) is not None
+    text = _without_strings(program).replace("||", " ")
+    if any(c in text for c in ">|@"):
+        return True
+    at = text.find("system")
+    while at >= 0:  # system( as a word of its own: \bsystem\s*\(
+        before = text[at - 1] if at else ""
+        if not (before.isalnum() or before == "_") and text.startswith("(", chars.span_space(text, at + 6)):
+            return True
+        at = text.find("system", at + 1)
+    return False
+
+
+def _without_strings(program: str) -> str:
+    """The awk program with each string literal emptied to ``""`` (escapes read, a string never
+    spanning lines): ``re.sub(r'"(?:[^"\\\\\\n]|\\\\.)*"', '""', program)``."""
+    if '"' not in program:
+        return program
+    out: list[str] = []
+    i, n = 0, len(program)
+    while i < n:
+        j = i + 1
+        if program[i] == '"':
+            while j < n and program[j] not in '"\n':
+                if program[j] == "\\":
+                    if j + 1 >= n or program[j + 1] == "\n":
+                        break
+                    j += 1
+                j += 1
+            if j < n and program[j] == '"':
+                out.append('""')
+                i = j + 1
+                continue
+            j = i + 1
+        out.append(program[i])
+        i = j
+    return "".join(out)
 
 
 def _perl(cmd: Command, name: str, args: list[Word]) -> None:
@@ -303,3 +332,17 @@ HANDLERS: dict[str, Handler] = {
     "find": _find, "eval": _eval, "source": _source, ".": _source, "sed": _sed, "awk": _awk,
     "gawk": _awk, "mawk": _awk, "nawk": _awk, "perl": _perl,
 }
+
+
+def _shell_option(text: str) -> bool:
+    """``[-+][A-Za-z]+|--[a-z-]+``: options of bash and sh."""
+    if text.startswith("--"):
+        return len(text) > 2 and all(c in _LOWER_OR_HYPHEN for c in text[2:])
+    return len(text) > 1 and text[0] in "-+" and all(c in chars.LETTERS for c in text[1:])
+
+
+def _takes_value(text: str) -> bool:
+    """A shell option whose value is the next word: ``[-+][A-Za-z]*[oO]|--rcfile|--init-file``."""
+    if text in ("--rcfile", "--init-file"):
+        return True
+    return len(text) > 1 and text[0] in "-+" and text[-1] in "oO" and all(c in chars.LETTERS for c in text[1:])

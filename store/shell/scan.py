@@ -26,9 +26,7 @@ is reported opaque. The ``Scan`` it returns (``store.shell.report``) has:
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
+from store.base import chars
 from store.shell.command import Call, Command, clean
 from store.shell.environment import changes_programs
 from store.shell.grammar import Walker
@@ -47,12 +45,7 @@ MAX_LENGTH = 100_000
 MAX_DEPTH = 10  # nested shells, evals, substitutions and function calls
 MAX_WORK = 20_000  # simple commands analysed, loops and calls included
 _WRITE_REDIRS = (">", ">>", ">|", "&>", "&>>", "<>", ">&")
-_NOT_FILES = lazy(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)\Z|/proc/self/fd/[0-9]+\Z")
-_SOCKET = lazy(r"/dev/(tcp|udp)/")
-ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=")
-_SIMPLE_VAR = lazy(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?\Z")
-_ARITH_ASSIGN = lazy(r"([A-Za-z_][A-Za-z0-9_]*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
-                     r"|([A-Za-z_][A-Za-z0-9_]*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
+_DEVICES = frozenset(("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty"))
 _ARITH_TESTS = frozenset(("-eq", "-ne", "-lt", "-le", "-gt", "-ge"))
 _WHY = {"glob": "uses a glob", "var": "uses a variable", "sub": "uses command substitution",
         "psub": "uses process substitution", "arith": "uses arithmetic", "tilde": "uses ~user",
@@ -195,14 +188,14 @@ class Result:
 
     def assignment(self, word: Word, cwds: Cwds) -> Optional[str]:
         """Read ``name=value`` / ``name[sub]=value``; the name, or None when ``word`` is no assignment."""
-        m = ASSIGN.match(word.raw)
-        if m is None:
+        found = chars.split_assignment(word.raw)
+        if found is None:
             return None
-        name, sub = m.group(1), m.group(2)
+        name, sub, end = found
         if sub is not None:
             self.vars.arrays.add(name)
             self.vars.expression(sub[1:-1], f"the subscript of {name}")
-        tail = word.tail(len(m.group(0)))
+        tail = word.tail(end)
         value = None if tail is None else word_value(tail)
         if tail is not None and tail.raw.startswith("(") and sub is None:
             self.vars.arrays.add(name)  # name=( ... ): elements are data
@@ -213,8 +206,8 @@ class Result:
     def arith(self, tok: Arith, cwds: Cwds) -> None:
         self.subs(tok, cwds)
         self.vars.expression(tok.raw, "(( ))")
-        for m in _ARITH_ASSIGN.finditer(tok.raw):
-            self.assign(m.group(1) or m.group(2) or m.group(3), NUMBER)
+        for name in arith_assigned(tok.raw):
+            self.assign(name, NUMBER)
 
     def condition(self, words: List[Word], cwds: Cwds) -> None:
         """``[[ ... ]]``: operands of -eq and the like are arithmetic; ``-v NAME`` evaluates a subscript."""
@@ -236,7 +229,7 @@ class Result:
             self.socket(target, cwds)
         if target is None or redir.op not in _WRITE_REDIRS:
             return
-        if redir.op == ">&" and re.fullmatch(r"[0-9]+-?|-", target.literal() or "") is not None:
+        if redir.op == ">&" and _descriptor(target.literal() or ""):
             return  # duplicates or closes a descriptor
         self.target(target, cwds)
 
@@ -244,7 +237,7 @@ class Result:
         """bash opens a network connection for /dev/tcp/HOST/PORT and /dev/udp/HOST/PORT."""
         text = target.literal()
         head = target.parts[0] if target.parts else ("lit", "")
-        if text is not None and _SOCKET.match(text):
+        if text is not None and text.startswith(("/dev/tcp/", "/dev/udp/")):
             self.invocations.append(Call(("/dev/" + text[5:8], *text[9:].split("/", 1)), cwds))
         elif text is None and (head[0] not in LITERAL or "/dev/tcp/".startswith(head[1][:9])
                                or "/dev/udp/".startswith(head[1][:9])):
@@ -258,7 +251,7 @@ class Result:
             return "/dev/fd/63", None  # a pipe to another command, not a file
         out = []
         for kind, text in word.parts:
-            name = text if kind == "tilde" else "$" + m.group(1) if (m := _SIMPLE_VAR.match(text)) else ""
+            name = text if kind == "tilde" else _simple_var(text)
             known = self.home if name in ("~", "$HOME") else cwd if name in ("~+", "$PWD") else None
             if kind in LITERAL:
                 out.append(text)
@@ -279,11 +272,11 @@ class Result:
             if why:
                 self.note(f"write target {why}: {word.raw}")
             path = clean(text + "/" + child if child else text) if text and word.literal() != "-" else "/dev/null"
-            if not why and not _NOT_FILES.match(path):
+            if not why and not not_a_file(path):
                 self.writes.append(path)
                 if link:
                     self.links.append(path)
-            found = found or bool(why) or not _NOT_FILES.match(path)
+            found = found or bool(why) or not not_a_file(path)
         return found
 
     def simple(self, words: List[Word], redirs: List[Redir], cwds: Cwds) -> Flow:
@@ -303,3 +296,59 @@ class Result:
         cmd.run(words[k], words[k + 1 :])
         self.readonly = self.readonly and cmd.quiet()
         return (cwds if cmd.cwds_after is None else cmd.cwds_after), cwds
+
+
+def not_a_file(path: str) -> bool:
+    """A device that is no file to protect:
+    ``/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)\\Z|/proc/self/fd/[0-9]+\\Z``."""
+    if path in _DEVICES:
+        return True
+    for prefix in ("/dev/fd/", "/proc/self/fd/"):
+        if path.startswith(prefix):
+            return chars.is_digits(path[len(prefix) :])
+    return False
+
+
+def _descriptor(text: str) -> bool:
+    """``>&N``, ``>&N-`` and ``>&-`` duplicate or close a descriptor: ``[0-9]+-?|-`` is all of ``text``."""
+    return text == "-" or chars.is_digits(text[:-1] if text.endswith("-") else text)
+
+
+def _simple_var(text: str) -> str:
+    """``$NAME`` for a part that is ``$NAME`` or ``${NAME}`` (``\\$\\{?([A-Za-z_][A-Za-z0-9_]*)\\}?\\Z``), else ""."""
+    if not text.startswith("$"):
+        return ""
+    start = 2 if text.startswith("{", 1) else 1
+    end = chars.name_end(text, start)
+    return "$" + text[start:end] if end > start and text[end:] in ("", "}") else ""
+
+
+def arith_assigned(text: str) -> List[str]:
+    """The names an arithmetic expression assigns, left to right: ``NAME op= ...`` (not ``==``),
+    ``NAME++``, ``NAME--``, ``++NAME``, ``--NAME``, spaces allowed before the operator."""
+    found: List[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        if text[i] in chars.NAME_START:
+            end = chars.name_end(text, i)
+            k = chars.span_space(text, end)
+            assigned = chars.arith_assign_end(text, end)
+            if assigned > 0:
+                found.append(text[i:end])
+                i = assigned
+            elif text.startswith(("++", "--"), k):
+                found.append(text[i:end])
+                i = k + 2
+            else:
+                i = end  # a shorter name from inside this one is followed by the same text
+        elif text.startswith(("++", "--"), i):
+            k = chars.span_space(text, i + 2)
+            end = chars.name_end(text, k)
+            if end > k:
+                found.append(text[k:end])
+                i = end
+            else:
+                i += 1
+        else:
+            i += 1
+    return found

@@ -12,7 +12,7 @@ cannot set (each Bash call starts a fresh shell), so evaluating it is safe.
 
 from __future__ import annotations
 
-from store.base.regex import lazy
+from store.base import chars
 from store.shell.words import LITERAL
 
 TYPE_CHECKING = False
@@ -22,10 +22,9 @@ if TYPE_CHECKING:
     from store.shell.words import Word
 
 NUMBER = "0"  # the value of an assignment whose result is a number ($(( )), let, ${#x})
-_IDENT = lazy(r"[A-Za-z_][A-Za-z0-9_]*")
-_POSITIONAL = lazy(r"\$\{?([0-9]+|[@*])")
-_PARAM_NAME = lazy(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
-_SAFE_TEXT = lazy(r"[A-Za-z0-9_ \t+\-*/%<>=!&|^~?:,().#]*\Z")
+_SPECIAL = frozenset("@*#?$!-")
+# what an arithmetic value may hold and stay plain arithmetic (no $, quotes, brackets or backquotes)
+_SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ \t+-*/%<>=!&|^~?:,().#")
 # set by the shell from data the command controls (the last argument, read input, cd targets...)
 ALWAYS = frozenset(
     "_ REPLY MAPFILE OPTARG BASH_REMATCH BASH_COMMAND BASH_ARGV BASH_ARGC BASH_EXECUTION_STRING PWD OLDPWD "
@@ -49,8 +48,25 @@ def word_value(word: Word) -> Optional[str]:
 
 def identifiers(text: str) -> Set[str]:
     """The names an arithmetic expression may read: every identifier, and ``$1``/``$@`` as "1"/"@"."""
-    names = set(_IDENT.findall(text))
-    names.update(m.group(1) for m in _POSITIONAL.finditer(text))
+    names: Set[str] = set()
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in chars.NAME_START:
+            end = chars.name_end(text, i)
+            names.add(text[i:end])
+            i = end
+            continue
+        if c == "$":  # $1 ${10} $@ ${*}: \$\{?([0-9]+|[@*])
+            k = i + 2 if text.startswith("{", i + 1) else i + 1
+            end = chars.span(text, k, chars.DIGITS)
+            if end == k and text[k : k + 1] in ("@", "*"):
+                end = k + 1
+            if end > k:
+                names.add(text[k:end])
+                i = end
+                continue
+        i += 1
     return names
 
 
@@ -96,15 +112,15 @@ class Variables:
         """``${...}``: indirection, ``@P``, subscripts, substring offsets and ``:=`` defaults."""
         inner = text[2:-1]
         if inner.startswith("!"):
-            m = _PARAM_NAME.match(inner, 1)
-            rest = inner[m.end() :] if m else ""
-            if m and rest not in ("*", "@", "[@]", "[*]"):
-                self.evaluate([m.group()], "${!name}")
+            end = _param_name_end(inner, 1)
+            rest = inner[end:] if end > 1 else ""
+            if end > 1 and rest not in ("*", "@", "[@]", "[*]"):
+                self.evaluate([inner[1:end]], "${!name}")
             inner = inner[1:]
-        m = _PARAM_NAME.match(inner)
-        if m is None:
+        end = _param_name_end(inner, 0)
+        if end == 0:
             return
-        name, rest = m.group(), inner[m.end() :]
+        name, rest = inner[:end], inner[end:]
         if rest.startswith("["):
             end = rest.find("]")
             self.expression(rest[1 : end if end > 0 else len(rest)], f"the subscript of {name}")
@@ -148,7 +164,7 @@ class Variables:
         while changed:
             changed = False
             for name, values in list(pending.items()):
-                if any(v is None or not _SAFE_TEXT.match(v) or identifiers(v) & bad for v in values):
+                if any(v is None or not _safe(v) or identifiers(v) & bad for v in values):
                     bad.add(name)
                     del pending[name]
                     changed = True
@@ -160,7 +176,7 @@ class Variables:
         bad = self.tainted()
         for name in self.integers:
             for value in self.values.get(name, ()):
-                if value is None or identifiers(value) & bad or not _SAFE_TEXT.match(value):
+                if value is None or identifiers(value) & bad or not _safe(value):
                     out.append(f"{name} is declared -i, so assigning it evaluates its value as arithmetic")
                     break
         for name, where in self.evaluated:
@@ -170,3 +186,18 @@ class Variables:
         out.extend(f"{where}: {name} may be an array, so a value in parentheses is evaluated as code"
                    for name, where in self.compound if name in self.arrays)
         return list(dict.fromkeys(out))
+
+
+def _param_name_end(text: str, i: int) -> int:
+    """Where a parameter's name at ``i`` ends (``i`` when none): ``[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]``."""
+    end = chars.name_end(text, i)
+    if end == i:
+        end = chars.span(text, i, chars.DIGITS)
+    if end == i and text[i : i + 1] in _SPECIAL:
+        end = i + 1
+    return end
+
+
+def _safe(value: str) -> bool:
+    """``value`` is plain arithmetic text: ``[A-Za-z0-9_ \\t+\\-*/%<>=!&|^~?:,().#]*\\Z``."""
+    return all(c in _SAFE_CHARS for c in value)

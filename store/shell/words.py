@@ -9,13 +9,11 @@ state; ``getopt`` and ``computed`` read a command's arguments. Static analysis o
 
 from __future__ import annotations
 
-import re
-
-from store.base.regex import lazy
-
 LITERAL = ("lit", "qlit", "brace")  # part kinds whose text is the word's own text
 _KEEP_START = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time"))
-_ANSI = lazy(r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S)
+_HEX = frozenset("0123456789abcdefABCDEF")
+_OCTAL = frozenset("01234567")
+_HEX_DIGITS = {"x": 2, "u": 4, "U": 8}  # the most hex digits each escape takes
 _ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 
 
@@ -110,18 +108,40 @@ if TYPE_CHECKING:
 
 
 def ansi_c(body: str) -> str:
-    """The text of ANSI-C quoting ``$'...'`` with its backslash escapes decoded."""
-    def one(m: re.Match[str]) -> str:
-        esc = m.group(1)
-        if esc[0] in "xuU" and len(esc) > 1:
-            return chr(min(int(esc[1:], 16), 0x10FFFF))
-        if esc[0] in "01234567":
-            return chr(int(esc, 8) & 0xFF)
-        if esc[0] == "c":
-            return chr(ord(esc[1]) & 0x1F)
-        return _ESCAPES.get(esc, esc)
-
-    return _ANSI.sub(one, body)
+    """The text of ANSI-C quoting ``$'...'`` with its backslash escapes decoded: ``\\xHH``,
+    ``\\uHHHH``, ``\\UHHHHHHHH``, ``\\NNN`` (octal), ``\\cX`` (control-X), ``\\n`` and the like;
+    any other escaped character stands for itself, and a final lone backslash or ``\\c`` stays."""
+    out: list[str] = []
+    i, n = 0, len(body)
+    while i < n:
+        k = body.find("\\", i)
+        if k < 0 or k == n - 1:
+            out.append(body[i:])
+            break
+        out.append(body[i:k])
+        c = body[k + 1]
+        if c in _HEX_DIGITS:
+            end = k + 2
+            while end < min(n, k + 2 + _HEX_DIGITS[c]) and body[end] in _HEX:
+                end += 1
+            if end > k + 2:
+                out.append(chr(min(int(body[k + 2 : end], 16), 0x10FFFF)))
+                i = end
+                continue
+        elif c in _OCTAL:
+            end = k + 2
+            while end < min(n, k + 4) and body[end] in _OCTAL:
+                end += 1
+            out.append(chr(int(body[k + 1 : end], 8) & 0xFF))
+            i = end
+            continue
+        elif c == "c":
+            out.append(chr(ord(body[k + 2]) & 0x1F) if k + 2 < n else "\\c")  # bash keeps a final \c
+            i = k + 3
+            continue
+        out.append(_ESCAPES.get(c, c))
+        i = k + 2
+    return "".join(out)
 
 
 class Builder:
@@ -238,3 +258,8 @@ def _cluster(word: Word, text: str, args: list[Word], k: int, valued: str, optio
             return k
         opts.append(("-" + text[pos], None))
     return k
+
+
+def is_baton(word: Word) -> bool:
+    """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
+    return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")

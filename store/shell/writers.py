@@ -7,8 +7,7 @@ entry that may become a link or a moved folder with ``link=True``) and what it c
 
 from __future__ import annotations
 
-import re
-
+from store.base import chars
 from store.shell.words import LITERAL, Word, getopt, lit
 
 TYPE_CHECKING = False
@@ -84,7 +83,7 @@ def _modes(cmd: Command, name: str, args: list[Word]) -> None:
             options = False
         elif options and text.startswith("--"):
             reference = reference or text.startswith("--reference")
-        elif not (options and re.fullmatch(f"-[{flags}]+", text)):
+        elif not (options and len(text) > 1 and text[0] == "-" and all(c in flags for c in text[1:])):
             ops.append(word)
     cmd.readonly = False
     for word in ops if reference else ops[1:]:
@@ -232,7 +231,7 @@ def _curl(cmd: Command, name: str, args: list[Word]) -> None:
 
 
 def _wget(cmd: Command, name: str, args: list[Word]) -> None:
-    args = [w for w in args if not re.fullmatch(r"-n[a-zA-Z]+", w.literal() or "")]  # -nv -nd -np -nc -nH
+    args = [w for w in args if not _no_option(w.literal() or "")]
     opts, _ = getopt(args, "aABDeiIlOoPQRtTUwX", _WGET_LONGS)
     names = {option for option, _ in opts}
     for option, value in opts:
@@ -278,3 +277,8 @@ HANDLERS: dict[str, Handler] = {
     "ln": _copy, "install": _copy, "dd": _dd, "uniq": _second, "xxd": _second, "split": _split, "csplit": _split,
     "tar": _tar, "patch": _patch, "curl": _curl, "wget": _wget, "yq": _yq, "mktemp": _mktemp,
 }
+
+
+def _no_option(text: str) -> bool:
+    """wget's ``-n`` options (``-nv -nd -np -nc -nH``): ``-n[a-zA-Z]+``."""
+    return len(text) > 2 and text.startswith("-n") and all(c in chars.LETTERS for c in text[2:])

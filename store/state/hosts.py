@@ -41,7 +41,7 @@ class HostPolicy(Frozen):
 
     def refusing_mcp(self, server: str) -> Optional[Rule]:
         """The first rule whose ``allow_mcp`` does not name the MCP ``server``, or None."""
-        from fnmatch import fnmatchcase
+        from store.base.wild import fnmatchcase
 
         for rule in self.rules:
             names = rule.options.get("allow_mcp", ())

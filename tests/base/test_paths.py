@@ -85,6 +85,14 @@ def test_a_wildcard_glob_matches_as_its_regex_does(pieces: List[str], path: str)
     assert scope._wild_match(path, pattern) is (as_regex(pattern).fullmatch(path) is not None), pattern
 
 
+@given(pattern=st.lists(st.sampled_from(["*", "?", "a", "b", ".", "\n", "[", "]", "+"]), max_size=6).map("".join),
+       name=st.lists(st.sampled_from(["a", "b", ".", "\n", "[", "]", "+", "*", "?"]), max_size=6).map("".join))
+def test_a_segment_matches_as_its_regex_did(pattern: str, name: str) -> None:
+    """The bind mounts' walk compared one folder name with one glob segment through this regex."""
+    body = "".join("[^/]*" if c == "*" else "[^/]" if c == "?" else re.escape(c) for c in pattern)
+    assert scope.segment_match(name, pattern) is (re.compile(body, re.DOTALL).fullmatch(name) is not None)
+
+
 @pytest.mark.parametrize("pattern,path,expected", [
     ("src/**/*.py", "src/a.py", True), ("src/**/*.py", "src/x/y/a.py", True), ("src/**/*.py", "srca.py", False),
     ("src/*.py", "src/x/a.py", False), ("src/*", "src/x/a.py", True), ("**", "", True), ("a?c", "a/c", False),

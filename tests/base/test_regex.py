@@ -45,4 +45,4 @@ def test_every_module_level_pattern_in_store_compiles() -> None:
             if isinstance(value, Lazy):
                 value.pattern  # noqa: B018 - reading it compiles it
                 found += 1
-    assert found >= 30, found  # the shell scanner's and the gate's patterns
+    assert found >= 4, found  # the gate's remaining patterns (the shell reader scans without re)

@@ -314,7 +314,7 @@ def launch(entry: Mapping[str, Any], root: Path, stdin: bytes, env: Mapping[str,
 
 def hook_env(base: Mapping[str, str], project: Path, root: Path, data: Path, session: str,
              path_prefix: str) -> Dict[str, str]:
-    env = dict(base)
+    env = {k: v for k, v in base.items() if k != "PYTHONDONTWRITEBYTECODE"}  # as users run hooks: hooks/codecache.py on
     env.update(CLAUDE_PROJECT_DIR=str(project), CLAUDE_CODE_SESSION_ID=session, CLAUDE_PLUGIN_ROOT=str(root),
                CLAUDE_PLUGIN_DATA=str(data), CLAUDECODE="1", CLAUDE_CODE_ENTRYPOINT="sdk-cli",
                PATH=path_prefix + os.pathsep + base.get("PATH", ""))

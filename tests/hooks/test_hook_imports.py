@@ -26,20 +26,17 @@ from conftest import Hook, JobDir, Payloads
 from store.cli import actions
 
 # beyond the interpreter's start: os and its helpers (frozen in 3.11+), errno (a built-in), the
-# __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec
+# __future__ module every `from __future__ import annotations` loads, the built-in SHA-256, the C JSON codec,
+# the built-in gc (a hook collects less often)
 STDLIB = frozenset({"os", "posixpath", "genericpath", "stat", "_stat", "_collections_abc", "errno", "__future__",
-                    "_sha256", "_sha2", "_json"})
-# re and what it imports: for reading a Bash command, and the plan's patterns (deny_bash is fnmatch's)
-REGEX = frozenset({"re", "re._constants", "re._parser", "re._casefix", "re._compiler", "_sre", "copyreg", "enum",
-                   "types", "functools", "_functools", "collections", "_collections", "operator", "_operator",
-                   "itertools", "keyword", "reprlib"})
+                    "_sha256", "_sha2", "_json", "gc"})
 LOCKS = frozenset({"fcntl"})  # the recorders take the hooks lock
 NEVER = ("pathlib", "urllib", "urllib.parse", "ipaddress", "ntpath", "fnmatch", "warnings", "math", "importlib",
          "hashlib", "_hashlib", "typing", "dataclasses", "shlex", "subprocess", "glob", "json", "json.decoder", "re",
          "enum")
 
-CORE = frozenset({"hooks", "hooks.adapter", "hooks.context", "store", "store.base", "store.base.jsonc",
-                  "store.base.values", "store.state", "store.state.location"})
+CORE = frozenset({"hooks", "hooks.adapter", "hooks.codecache", "hooks.context", "store", "store.base",
+                  "store.base.jsonc", "store.base.values", "store.state", "store.state.location"})
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
 JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
                  "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
@@ -51,19 +48,18 @@ GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "stor
                   "store.base.paths"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
-# reading a Bash command: baton's shell reader, whose patterns need re
+# reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
+# plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
-                   "store.shell.writers", "store.base.regex", "store.gate.bash", "store.gate.effects",
-                   "store.gate.patterns", "store.state.hosts", "store.gate.runners",
-                   "store.gate.simple_commands"}) | REGEX
+                   "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
+                   "store.gate.patterns", "store.state.hosts", "store.gate.runners", "store.gate.simple_commands"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns; its job folder is named by zlib's checksums, its run files are ASCII)
+# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give)
 SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
                      "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
-                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "fnmatch", "zlib",
-                     "encodings.ascii"})
+                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "store.base.checksums"})
 # the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",
@@ -74,7 +70,6 @@ ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
                     "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
                     "store.state.attempts", "store.state.effects", "store.state.keylock"}
-DENY_BASH = frozenset({"fnmatch"})  # a plan's deny_bash rules are fnmatch patterns
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
@@ -93,7 +88,7 @@ CASES: Dict[str, Any] = {
                          GATE | JOB | COUNTERS | {"store.gate.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
                         GATE | SHELL | {"store.state.rules", "store.base.errors", "store.state.approvals"},
-                        GATE | JOB | COUNTERS | SHELL | DENY_BASH | SANDBOX),
+                        GATE | JOB | COUNTERS | SHELL | SANDBOX),
     "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
                             "url": "https://example.com/a", "prompt": "the title"}},
                             GATE | EGRESS | {"store.state.approvals"},

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
     from store.state.job import Job
-    from store.state.location import Layout
 
 
 def running_in_background(payload: Mapping[str, Any]) -> int:
@@ -36,21 +35,6 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.has_plan():
         return None
-    import gc
-
-    # The hook frees what it makes by reference counting, and lives some 30 ms: the cycle
-    # collector's passes over the objects of its imports, the plan and the figures cost it 1.5 to 2
-    # ms, about a twentieth, and find nothing. They wait until it returns (in a hook process: exits).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _handle(layout, payload, env)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _handle(layout: Layout, payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
     from store.monitor import loop
     from store.state.job import Job
 

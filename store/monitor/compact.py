@@ -20,8 +20,9 @@ SUMMED = ("turns", "calls", "failures", "active", "w")
 
 
 def closed_key(path: str) -> str:
-    """A short, stable key for a transcript path (kept for merged sessions only)."""
-    from zlib import crc32
+    """A short, stable key for a transcript path (kept for merged sessions only): zlib's CRC-32 of
+    it, without loading zlib's library into a Stop hook for one path."""
+    from store.base.checksums import crc32
 
     return f"{crc32(path.encode('utf-8', 'surrogateescape')):08x}{len(path):04x}"
 

@@ -104,9 +104,9 @@ CASES: Dict[str, Any] = {
                                 {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
                                 # the original command, read back from a sandbox's rewrite
                                 | {"store.gate", "store.gate.baton_calls", "store.gate.rewrite"}),
-    # NEXT without the brief's other lines; the events file's writer only to log an alert; gc: to put it off
+    # NEXT without the brief's other lines; the events file's writer only to log an alert
     "Stop": ("Stop", "stop", {}, {"hooks.stop"},
-             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable", "gc"}
+             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"}
              | JOB - {"store.state.brief"} | COUNTERS - {"store.monitor.outcomes"} | LOCKS | FIGURES),
 }
 PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},

@@ -1,6 +1,5 @@
 """Stop: send the agent back with the NEXT line while work is left, within baton's own budget per
-session; let it stop when done, waiting, over a limit, stuck, or out of budget (one stop record);
-the cycle collector put off until the hook returns."""
+session; let it stop when done, waiting, over a limit, stuck, or out of budget (one stop record)."""
 
 from __future__ import annotations
 
@@ -189,22 +188,3 @@ def test_a_bad_transcript_path_does_not_keep_a_session_alive_or_crash(transcript
     job.plan(["a"])
     result = inproc("Stop", stop(payload, transcript_path=transcript))
     assert "NEXT: a." in result.reason
-
-
-@pytest.mark.parametrize("collecting", [True, False])
-def test_the_cycle_collector_waits_for_the_end_of_the_stop_and_is_left_as_it_was(
-        collecting: bool, inproc: Hook, job: JobDir, payload: Payloads, monkeypatch: pytest.MonkeyPatch) -> None:
-    import gc
-
-    from store.monitor import loop
-
-    during = []
-    real = loop.stop
-    monkeypatch.setattr(loop, "stop", lambda *args: during.append(gc.isenabled()) or real(*args))
-    job.plan(["a", "b"])
-    (gc.enable if collecting else gc.disable)()
-    try:
-        assert "NEXT: a." in inproc("Stop", stop(payload)).reason
-        assert (during, gc.isenabled()) == ([False], collecting)
-    finally:
-        gc.enable()

@@ -118,6 +118,12 @@ MINIMAL = "minimal"
 MINIMAL_PAYLOAD = "pre-write-allow"  # the stdin the minimal hook parses: a PreToolUse Write payload
 BARE = (("bare-site", "python3 -c pass", ("-c", "pass")), ("bare-nosite", "python3 -S -c pass", ("-S", "-c", "pass")),
         (MINIMAL, "minimal Python hook", ("-S", "-c", MINIMAL_HOOK, str(REPO), "PreToolUse")))
+# the job's figures as another checkout (--baseline) keeps them after normal use, by its own code: a
+# checkout that keeps them in another file or form would otherwise start each Stop from none
+FIGURES_OF = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
+              "from store.monitor import figures; from store.state.job import Job; "
+              "from store.state.location import Layout; project = Path(sys.argv[2]); "
+              "layout = Layout(project / '.baton', project); figures.refresh(layout, Job(layout, {}, save=False).plan)")
 
 
 # ----------------------------------------------------------------------------- the project
@@ -255,7 +261,8 @@ def git_checkout(root: Path, remote: Path, env: Mapping[str, str]) -> None:
             raise BenchError(f"git {' '.join(args)}: {proc.stderr.strip()}")
 
 
-def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]) -> Project:
+def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str],
+                  others: Sequence[Path] = ()) -> Project:
     """The project as after normal use: ``size`` records and an up-to-date ``state.json``.
 
     ``size - TAIL`` records come from bench_store's fast writer (byte-identical to baton's own,
@@ -315,6 +322,11 @@ def build_project(work: Path, size: int, ids: Sequence[str], env: Dict[str, str]
         raise BenchError(f"{project.state}: NEXT is {job.next.id if job.next else None}, want {nxt} approved "
                          f"(problems: {job.snap.problems})")
     figures.refresh(project.layout, job.plan)  # the job's figures, as its hooks keep them after normal use
+    for other in others:
+        made = subprocess.run([sys.executable, "-c", FIGURES_OF, str(other), str(project.root)], capture_output=True,
+                              text=True, check=False)
+        if made.returncode:
+            raise BenchError(f"{other}: the job's figures: {made.stderr.strip()[-400:]}")
     project.next_id = nxt
     project.records = job.snap.seq
     project.ledger_bytes = ledger.stat().st_size
@@ -775,7 +787,7 @@ class SizeResult:
 
 def measure_size(size: int, runs: int, work: Path, base_env: Mapping[str, str], interpreter: Interpreter,
                  items: Sequence[Scenario], ids: Sequence[str]) -> SizeResult:
-    project = build_project(work, size, ids, dict(base_env))
+    project = build_project(work, size, ids, dict(base_env), sorted({s.root for s in items} - {REPO}))
     runner = Runner(project, base_env, interpreter, work, items)
     result = SizeResult(project, {key: Figure() for key, _, _ in BARE})
     result.figures.update({s.key: Figure() for s in items})

@@ -35,7 +35,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     if not layout.has_plan():
         return None
-    from store.monitor import loop, telemetry
+    from store.monitor import loop
     from store.state.job import Job
 
     transcript = payload.get("transcript_path")
@@ -52,10 +52,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     out: Dict[str, Any] = _continue(answer.reason) if answer.reason else {}
     if answer.person:
         out["systemMessage"] = answer.person
-    if telemetry.enabled(env):  # the sender (and pathlib, which it loads) only when telemetry is on
-        from store.monitor import launch
+    if env.get("BATON_TELEMETRY"):  # the export's modules (and pathlib, which the sender loads) only when it is on
+        from store.monitor import launch, telemetry
 
-        launch.kick(layout, env)
+        if telemetry.enabled(env):
+            launch.kick(layout, env)
     return out or None
 
 
@@ -68,7 +69,7 @@ def _without_bookkeeping(job: Job, payload: Mapping[str, Any], exc: OSError) -> 
     from hooks.adapter import cannot_write
     from store.base.errors import describe
     from store.monitor import limits
-    from store.monitor.outcomes import read_counters
+    from store.monitor.counters import read_counters
 
     nxt = job.next
     hit = limits.reached(job.plan.limits, job.snap, read_counters(job.layout))

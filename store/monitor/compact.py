@@ -6,11 +6,12 @@ job's totals stay exact; only their detail (runs, how each ended) is given up.
 
 from __future__ import annotations
 
+from store.monitor import stored
 from store.monitor.fold import session_entry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Set
+    from typing import Any, Dict, List, Optional, Set
 
 KEEP_SESSIONS = 300
 KEEP_CLOSED = 5000  # transcripts of merged sessions whose read offset is kept, should one be resumed
@@ -19,8 +20,9 @@ SUMMED = ("turns", "calls", "failures", "active", "w")
 
 
 def closed_key(path: str) -> str:
-    """A short, stable key for a transcript path (kept for merged sessions only)."""
-    from zlib import crc32
+    """A short, stable key for a transcript path (kept for merged sessions only): zlib's CRC-32 of
+    it, without loading zlib's library into a Stop hook for one path."""
+    from store.base.checksums import crc32
 
     return f"{crc32(path.encode('utf-8', 'surrogateescape')):08x}{len(path):04x}"
 
@@ -49,7 +51,7 @@ def track(fig: Dict[str, Any], session: str, path: str) -> None:
     when its session was merged (a session resumed long after)."""
     if path in fig["transcripts"]:
         return
-    closed = fig.get("closed")
+    closed = stored.part(fig, "closed")
     offset = closed.pop(closed_key(path), 0) if closed else 0
     fig["transcripts"][path] = [session, offset, []]
 
@@ -66,14 +68,17 @@ def compact(fig: Dict[str, Any], keep: int = 0) -> None:
     gone: Set[str] = set(detail[:len(detail) - keep])
     earlier = session_entry(fig, EARLIER)
     for sid in gone:
-        _merge(earlier, sessions.pop(sid))
+        _merge(earlier, stored.session(fig, sid) or {})
+        del sessions[sid]
     for step in fig["steps"].values():
         by = step.get("by") or {}
         for sid in gone & set(by):
             counts = by.pop(sid)
             mine = by.setdefault(EARLIER, [0, 0, 0, 0, 0, 0])
             by[EARLIER] = [a + b for a, b in zip(mine, counts)]
-    closed: Dict[str, int] = fig.setdefault("closed", {})
+    closed: Optional[Dict[str, int]] = stored.part(fig, "closed")
+    if closed is None:
+        closed = fig["closed"] = {}
     for path, (sid, offset, _) in list(fig["transcripts"].items()):
         if sid in gone:
             del fig["transcripts"][path]

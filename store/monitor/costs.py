@@ -15,7 +15,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Sequence
+    from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 RECENT_STEPS = 3  # "the last few steps" of the cost-per-step alert
 MIN_DONE = 6  # done steps before an average per step means anything
@@ -47,6 +47,16 @@ class SessionCost:
         # sessions without a reported cost: this one, or those merged into the entry of earlier sessions
         self.unreported = int(entry.get("unreported", 1 if self.reported is None else 0))
 
+    def values(self) -> List[Any]:
+        """What :meth:`of` makes the same object again from (a session's digest keeps it)."""
+        return [self.reported, self.uncovered, self.w, self.unreported]
+
+    @classmethod
+    def of(cls, values: Sequence[Any]) -> SessionCost:
+        cost = cls.__new__(cls)
+        cost.reported, cost.uncovered, cost.w, cost.unreported = values
+        return cost
+
     def estimated(self, rate: Optional[float]) -> Optional[float]:
         """Reported plus the unreported tokens at ``rate``; ``None`` when those cannot be priced."""
         missing = self.w * self.uncovered
@@ -55,8 +65,13 @@ class SessionCost:
         return None if rate is None else (self.reported or 0.0) + missing * rate
 
 
+SAVED = "session_cost"  # in a session's digest (store.monitor.stored): its SessionCost's values
+
+
 def session_costs(sessions: Mapping[str, Mapping[str, Any]]) -> Dict[str, SessionCost]:
-    return {sid: SessionCost(entry) for sid, entry in sessions.items()}
+    """Each session's cost, from its entry or, where the sessions hold a digest, its saved values."""
+    return {sid: SessionCost.of(entry[SAVED]) if SAVED in entry else SessionCost(entry)
+            for sid, entry in sessions.items()}
 
 
 def rate_of(costs: Mapping[str, SessionCost]) -> Optional[float]:
@@ -82,16 +97,34 @@ def step_cost(shares: Mapping[str, float], costs: Mapping[str, SessionCost],
     return {"reported": reported, "estimated": estimated}
 
 
+def reported_usd(costs: Iterable[SessionCost]) -> Optional[float]:
+    """What the sessions reported, in dollars (``None``: none of them reported)."""
+    reported = [c.reported for c in costs if c.reported is not None]
+    return round(sum(reported), 6) if reported else None
+
+
 def job_cost(costs: Mapping[str, SessionCost], rate: Optional[float]) -> Dict[str, Any]:
-    reported = [c.reported for c in costs.values() if c.reported is not None]
     estimates = [c.estimated(rate) for c in costs.values()]
-    return {"reported_usd": round(sum(reported), 6) if reported else None,
+    return {"reported_usd": reported_usd(costs.values()),
             "complete": bool(costs) and all(c.reported is not None and not c.uncovered and not c.unreported
                                             for c in costs.values()),
             "unreported_sessions": sum(c.unreported for c in costs.values()),
             "estimated_usd": round(sum(e for e in estimates if e is not None), 6)
             if estimates and all(e is not None for e in estimates) else None,
             "usd_per_weighted_token": rate}
+
+
+def outlook(costs: Mapping[str, SessionCost], rate: Optional[float], done: Iterable[Tuple[str, Optional[float], float]],
+            left: int, limit: Optional[float]) -> Tuple[Dict[str, Any], List[float], bool]:
+    """The job's cost (:func:`job_cost`) with its projection and ``limit_usd``, and the cost of each
+    done step in the order they were done (``done``: its time, estimated dollars and weighted
+    tokens), in dollars when every done step has an estimate (then True), else in weighted tokens."""
+    ordered = sorted(done, key=lambda d: d[0])
+    in_usd = bool(ordered) and all(usd is not None for _, usd, _ in ordered)
+    per_step = [float(usd or 0.0) if in_usd else weighted for _, usd, weighted in ordered]
+    cost = job_cost(costs, rate)
+    cost.update(projection(cost["estimated_usd"], per_step if in_usd else [], left), limit_usd=limit)
+    return cost, per_step, in_usd
 
 
 def projection(spent: Optional[float], done: Sequence[float], left: int) -> Dict[str, Optional[float]]:

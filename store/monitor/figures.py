@@ -1,9 +1,11 @@
-"""The job's figures across every session, kept in ``.baton/monitor/figures.json`` and caught up
+"""The job's figures across every session, kept in ``.baton/monitor/figures.jsonl`` and caught up
 incrementally: the ledger, ``events.jsonl`` and each session's transcripts (its subagents' too)
 are read from the offsets reached last time, never again from the start.
 
-The file is derived: when it is lost or no longer matches the ledger it is rebuilt from the
-ledger, the events still on disk and the transcripts it knew of. Writers hold ``hooks.lock``.
+The file is derived: when it is lost, damaged or no longer matches the ledger it is rebuilt from
+the ledger, the events still on disk and the transcripts it knew of. Writers hold ``hooks.lock``.
+How it is laid out, so that a hook reads and writes only the parts its fold changes: see
+:mod:`store.monitor.stored`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import os
 
 from store.base import durable
 from store.base import jsonc as json
-from store.monitor import compact, fold, tally, transcript
+from store.monitor import compact, fold, stored, tally, transcript
 from store.monitor.clock import epoch
 from store.state.ledger import GENESIS, iter_objects
 from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
@@ -23,9 +25,10 @@ if TYPE_CHECKING:
 
     from store.state.plan import Plan
 
-VERSION = 1
+VERSION = stored.VERSION
 FOLDER = "monitor"
-FILE = "figures.json"
+FILE = "figures.jsonl"
+OLD_FILE = "figures.json"  # version 1, one JSON object: read while there is no FILE, then left to older batons
 
 
 def new() -> Dict[str, Any]:
@@ -45,18 +48,29 @@ def path_of(layout: Layout) -> str:
     return os.path.join(folder(layout), FILE)
 
 
-def load(layout: Layout) -> Dict[str, Any]:
-    """The saved figures, or fresh ones when the file is missing, unreadable or of another version."""
+def load(layout: Layout, lazy: bool = False) -> Dict[str, Any]:
+    """The saved figures, or fresh ones when there are none or they are unreadable or of another
+    version. ``lazy`` (a hook's fold): the steps' bars and the long lists stay encoded until the
+    fold changes them."""
     try:
-        with open(path_of(layout), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+        fig = _read(layout, lazy)
     except (OSError, ValueError):
         return new()
-    if not isinstance(data, dict) or data.get("version") != VERSION or set(new()) - set(data):
+    if fig is None or not isinstance(fig["events"], list) or len(fig["events"]) != 4:
         return new()
-    if not isinstance(data["events"], list) or len(data["events"]) != 4:
-        return new()
-    return data
+    return fig
+
+
+def _read(layout: Layout, lazy: bool) -> Optional[Dict[str, Any]]:
+    required = set(new())
+    try:
+        with open(path_of(layout), "rb") as handle:
+            return stored.parse(handle.read().decode("ascii"), required, lazy)
+    except FileNotFoundError:
+        pass
+    with open(os.path.join(folder(layout), OLD_FILE), "rb") as handle:
+        data = json.loads(handle.read().decode("utf-8"))
+    return data if isinstance(data, dict) and data.get("version") == 1 and not required - set(data) else None
 
 
 def save(layout: Layout, fig: Mapping[str, Any]) -> None:
@@ -65,7 +79,7 @@ def save(layout: Layout, fig: Mapping[str, Any]) -> None:
         os.makedirs(where, exist_ok=True)
         durable.atomic_write(os.path.join(where, ".gitignore"),
                              b"# baton's figures and export state: derived, local\n*\n", sync=False)
-    durable.atomic_write(path_of(layout), json.dumps(fig, separators=(",", ":")).encode("ascii"), sync=False)
+    durable.atomic_write(path_of(layout), stored.encode(fig).encode("ascii"), sync=False)
 
 
 def _plan_facts(plan: Plan) -> Tuple[List[str], List[str], List[str]]:
@@ -229,18 +243,35 @@ def read_transcripts(fig: Dict[str, Any], sessions: Optional[Collection[str]] = 
 LEDGER_BUDGET = 20_000  # ledger records a hook folds at most per call (about a third of a second)
 
 
-def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
-             sessions: Optional[Collection[str]] = None) -> Dict[str, Any]:
-    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches. A
-    hook (``sessions`` given) folds at most :data:`LEDGER_BUDGET` ledger records per call, so that a
-    long ledger met for the first time (an existing job) is caught up over several calls, never in
-    one hook that would run out of time; ``baton status`` folds all of it."""
+def _fresh(fig: Mapping[str, Any]) -> Dict[str, Any]:
+    """New figures that read every transcript ``fig`` knew of again, from its start."""
+    out = new()
+    out["transcripts"] = {p: [sid, 0, []] for p, (sid, _, _) in fig["transcripts"].items()}
+    return out
+
+
+def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan, sessions: Optional[Collection[str]] = None,
+             transcripts: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
+    """``fig`` with everything new applied; a fresh rebuild when the ledger no longer matches or a
+    part of the saved figures is damaged. ``transcripts`` maps session ids to transcript paths a
+    hook was just told about. A hook (``sessions`` given) folds at most :data:`LEDGER_BUDGET`
+    ledger records per call, so that a long ledger met for the first time (an existing job) is
+    caught up over several calls, never in one hook that would run out of time; ``baton status``
+    folds all of it."""
+    try:
+        return _catch_up(fig, layout, plan, sessions, transcripts or {})
+    except stored.Unreadable:
+        return _catch_up(_fresh(fig), layout, plan, sessions, transcripts or {})
+
+
+def _catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan, sessions: Optional[Collection[str]],
+              transcripts: Mapping[str, str]) -> Dict[str, Any]:
+    for sid, where in transcripts.items():
+        register(fig, sid, where)
     budget = LEDGER_BUDGET if sessions is not None else 0
     records = _new_records(fig, layout, budget)
     if records is None:
-        paths = {p: [sid, 0, []] for p, (sid, _, _) in fig["transcripts"].items()}
-        fig = new()
-        fig["transcripts"] = paths
+        fig = _fresh(fig)
         records = _new_records(fig, layout, budget) or []
     events = _new_events(fig, layout)
     for event in events:  # a session that just started: read its transcript in this same fold
@@ -248,6 +279,8 @@ def catch_up(fig: Dict[str, Any], layout: Layout, plan: Plan,
             register(fig, str(event.get("session") or ""), event["transcript"])
     _apply_in_time_order(fig, plan, records, events, read_transcripts(fig, sessions))
     compact.compact(fig)
+    if sessions is None:
+        stored.decode_all(fig)  # what the whole figures' readers get
     return fig
 
 
@@ -259,13 +292,9 @@ def refresh(layout: Layout, plan: Plan, sessions: Optional[Collection[str]] = No
         return catch_up(new(), layout, plan, sessions)
     try:
         with durable.locked(layout.file(HOOKS_LOCK)):
-            fig = load(layout)
-            for sid, where in (transcripts or {}).items():
-                register(fig, sid, where)
-            fig = catch_up(fig, layout, plan, sessions)
+            fig = catch_up(load(layout, lazy=sessions is not None), layout, plan, sessions, transcripts)
             if write:
                 save(layout, fig)
             return fig
     except PermissionError:
-        fig = load(layout)
-        return catch_up(fig, layout, plan, sessions)
+        return catch_up(load(layout, lazy=sessions is not None), layout, plan, sessions)

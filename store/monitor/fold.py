@@ -1,6 +1,8 @@
 """Folding a ledger record into the job's figures: attempts, NEXT over time, approval waits,
 validation and artifacts; and the entries and activity every fold shares. Pure functions over
-the figures' JSON dict (see :mod:`store.monitor.figures`; events and transcripts: ``tally``).
+the figures' JSON dict (see :mod:`store.monitor.figures`; events and transcripts: ``tally``), whose
+sessions, steps' bars and long lists a hook's fold reads through :mod:`store.monitor.stored`,
+which decodes them when they are still as the file holds them.
 
 A step's spend is what happened while it was NEXT: its attempts run from the moment it became NEXT
 (or its ``running`` record, or the start of the session that worked on it) to its record, and a
@@ -10,6 +12,7 @@ seconds, so a record's moment is taken as the end of its second.
 
 from __future__ import annotations
 
+from store.monitor import stored
 from store.monitor.clock import epoch
 
 TYPE_CHECKING = False
@@ -51,7 +54,7 @@ def step_entry(fig: Dict[str, Any], step_id: str) -> Dict[str, Any]:
 
 def session_entry(fig: Dict[str, Any], sid: str, t: Optional[float] = None) -> Dict[str, Any]:
     """The figures of one session (created empty), marked changed."""
-    found: Optional[Dict[str, Any]] = fig["sessions"].get(sid)
+    found = stored.session(fig, sid)
     if found is None:
         found = fig["sessions"][sid] = {"first": t, "last": t, "active": 0.0, "runs": [], "turns": 0,
                                         "tokens": [0, 0, 0, 0], "w": 0.0, "cost": None, "covered": 0,
@@ -106,7 +109,7 @@ def _move_next(fig: Dict[str, Any], order: Sequence[str], t: float) -> None:
 
 
 def _run_start(fig: Dict[str, Any], sid: str) -> Optional[float]:
-    entry = fig["sessions"].get(sid) if sid else None
+    entry = stored.session(fig, sid) if sid else None
     if not entry:
         return None
     runs = entry["runs"]
@@ -116,13 +119,13 @@ def _run_start(fig: Dict[str, Any], sid: str) -> Optional[float]:
 
 def _leave(fig: Dict[str, Any], bar: List[Any]) -> None:
     """An open attempt of another session: that session left the step running."""
-    owner = fig["sessions"].get(bar[0]) or {}
+    owner = stored.session(fig, bar[0]) or {}
     bar[2], bar[3] = max(owner.get("last") or bar[1], bar[1]), "left"
 
 
 def _attempt(fig: Dict[str, Any], step: Dict[str, Any], step_id: str, sid: str, status: str,
              t: float, number: int) -> None:
-    bars: List[List[Any]] = step["bars"]
+    bars = stored.bars(fig, step_id)
     open_bar = bars[-1] if bars and bars[-1][2] is None else None
     if open_bar is not None and open_bar[0] == sid:
         if status != "running":
@@ -186,7 +189,7 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
             since = next(x for x in (fig["next"][1], fig["first"], t) if x is not None)
             step = step_entry(fig, step_id)
             step["wait"] += max(t - since, 0.0)
-            fig["waits"] = (fig["waits"] + [[step_id, since, t]])[-KEEP_BARS * 4:]
+            fig["waits"] = (stored.part(fig, "waits") + [[step_id, since, t]])[-KEEP_BARS * 4:]
         fig["approved"] = sorted(set(fig["approved"]) | {step_id})
     elif status == "session" and sid:
         entry = session_entry(fig, sid, t)

@@ -20,7 +20,7 @@ from store.base import durable
 from store.base.errors import BatonError
 from store.base.values import Value
 from store.monitor import alerts, limits, watch
-from store.monitor.outcomes import read_counters, save_counters
+from store.monitor.counters import read_counters, save_counters
 from store.state import journal, leases, workers
 from store.state.job import Job
 from store.state.location import HOOKS_LOCK

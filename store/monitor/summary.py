@@ -110,37 +110,6 @@ def _spent(reported: Optional[float], recorded: float) -> Optional[float]:
     return max(reported or 0.0, recorded) if reported is not None or recorded else None
 
 
-def done_costs(steps: Sequence[Mapping[str, Any]]) -> Tuple[List[float], bool]:
-    """The cost of each done step in the order they were done, and whether it is in dollars: the
-    estimate when every done step has one, else their weighted tokens (a cost in another unit)."""
-    done = sorted((s for s in steps if s["status"] == "done"), key=lambda s: str(s["ts"] or ""))
-    if done and all(s["cost_estimated_usd"] is not None for s in done):
-        return [float(s["cost_estimated_usd"]) for s in done], True
-    return [weight([s["tokens"][k] for k in KINDS]) for s in done], False
-
-
-def cost_outlook(job: Job, fig: Mapping[str, Any]) -> Dict[str, Any]:
-    """Just what the cost alerts read (``next``, ``cost``, and per step ``status``, ``ts``, ``tokens``,
-    ``cost_estimated_usd``), without the rest of the document: a Stop hook computes it every turn."""
-    session_costs = costs.session_costs(fig["sessions"])
-    rate = costs.rate_of(session_costs)
-    steps = []
-    for step in job.plan.steps:
-        info = job.snap.steps.get(step.id, {})
-        entry = fig["steps"].get(step.id) or {}
-        by = entry.get("by") or {}
-        shares = {sid: weight(counts[:4]) for sid, counts in by.items()}
-        steps.append({"status": info.get("status", "pending"), "ts": info.get("ts"),
-                      "tokens": tokens_of(entry.get("tokens") or [0, 0, 0, 0]),
-                      "cost_estimated_usd": costs.step_cost(shares, session_costs, rate)["estimated"]})
-    cost = costs.job_cost(session_costs, rate)
-    per_step, in_usd = done_costs(steps)
-    left = sum(1 for s in steps if s["status"] not in ("done", "skipped"))
-    cost.update(costs.projection(cost["estimated_usd"], per_step if in_usd else [], left),
-                limit_usd=job.plan.limits.get("cost_usd"))
-    return {"next": job.next.id if job.next else None, "cost": cost, "steps": steps}
-
-
 def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]] = (),
               now: Optional[float] = None) -> Dict[str, Any]:
     """The whole status document for ``job`` with figures ``fig`` (caught up by the caller)."""
@@ -152,11 +121,10 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
     steps = [_step(job, fig, step, by_id, session_costs, rate, now) for step in job.plan.steps]
     prog = progress(job.plan, job.snap, job.worker)
     counts = {k: sum(1 for s in steps if s["status"] == k) for k in ("done", "skipped", "failed", "running", "pending")}
-    cost = costs.job_cost(session_costs, rate)
-    per_step, in_usd = done_costs(steps)
-    left = len(steps) - counts["done"] - counts["skipped"]
-    cost.update(costs.projection(cost["estimated_usd"], per_step if in_usd else [], left),
-                limit_usd=job.plan.limits.get("cost_usd"))
+    done = [(str(s["ts"] or ""), s["cost_estimated_usd"], weight([s["tokens"][k] for k in KINDS]))
+            for s in steps if s["status"] == "done"]
+    cost = costs.outlook(session_costs, rate, done, len(steps) - counts["done"] - counts["skipped"],
+                         job.plan.limits.get("cost_usd"))[0]
     first = epoch(job.snap.first_ts)
     current = job.next
     data: Dict[str, Any] = {

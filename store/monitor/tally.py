@@ -5,6 +5,7 @@ a session's reported cost. Pure functions over the figures' JSON dict, beside :m
 
 from __future__ import annotations
 
+from store.monitor import stored
 from store.monitor.clock import epoch
 from store.monitor.compact import track
 from store.monitor.fold import KEEP_ALERTS, KEEP_FILES, KEEP_MARKS, activity, session_entry, step_at, step_entry, weight
@@ -37,7 +38,7 @@ def _tool_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[float
     if not ok:
         fig["failures"] += 1
         if t is not None:
-            fig["marks"] = (fig["marks"] + [[t, sid, step_id]])[-KEEP_MARKS:]
+            fig["marks"] = (stored.part(fig, "marks") + [[t, sid, step_id]])[-KEEP_MARKS:]
         error = {"ts": t, "step": step_id, "session": sid, "tool": str(event.get("tool", ""))[:40],
                  "target": str(event.get("target", ""))[:120], "error": str(event.get("error", ""))[:200]}
         fig["error"] = error
@@ -93,7 +94,7 @@ def apply_event(fig: Dict[str, Any], event: Mapping[str, Any]) -> None:
         _session_event(fig, event, t)
     elif kind == "alert":
         keep = {k: event.get(k) for k in ("ts", "alert", "key", "step", "session", "message")}
-        fig["alerts"] = (fig["alerts"] + [keep])[-KEEP_ALERTS:]
+        fig["alerts"] = (stored.part(fig, "alerts") + [keep])[-KEEP_ALERTS:]
         fig["alerts_total"] += 1
 
 

@@ -11,7 +11,6 @@ Only complete lines are read; a line still being written (or cut by a kill) wait
 from __future__ import annotations
 
 from store.base import jsonc as json
-from store.base.regex import lazy
 from store.base.values import Value
 from store.monitor.clock import epoch
 
@@ -24,7 +23,7 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cac
 MODEL_FIELDS = ("inputTokens", "outputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
 CHUNK = 8 * 1024 * 1024  # the most one read takes in; the rest waits for the next read
 RECENT = 2  # message keys remembered across reads, for entries of one message split by a read
-REFUSAL = lazy(r"\[baton:([a-z]+(?:-[a-z]+)*)\]")
+REFUSAL = "[baton:"  # then the code, lowercase words joined by hyphens, then "]"
 
 
 class Message(Value):
@@ -113,7 +112,22 @@ def _refusals(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> N
         if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is True:
             inner = block.get("content")
             text = inner if isinstance(inner, str) else json.dumps(inner)
-            reading.refusals += [(ts, code) for code in REFUSAL.findall(text)[-1:]]
+            reading.refusals += [(ts, code) for code in refusal_codes(text)[-1:]]
+
+
+def refusal_codes(text: str) -> List[str]:
+    """The codes of the gate's refusals in ``text``, ``[baton:CODE]`` (``re``'s findall of
+    ``\\[baton:([a-z]+(?:-[a-z]+)*)\\]``, without importing ``re`` into the Stop hook)."""
+    codes = []
+    start = text.find(REFUSAL)
+    while start >= 0:
+        start += len(REFUSAL)
+        end = text.find("]", start)
+        code = text[start:end] if end >= 0 else ""
+        if all(word.isascii() and word.isalpha() and word.islower() for word in code.split("-")):
+            codes.append(code)
+        start = text.find(REFUSAL, start)
+    return codes
 
 
 def _line(raw: bytes, reading: Reading) -> None:

@@ -13,7 +13,7 @@ import time
 from store.base import durable
 from store.monitor import alerts, limits
 from store.monitor.alerts import Alert
-from store.monitor.outcomes import append_event, read_counters, save_counters
+from store.monitor.counters import read_counters, save_counters
 from store.state.journal import now_iso
 from store.state.location import HOOKS_LOCK
 
@@ -32,6 +32,8 @@ def transcript_of(value: Any) -> str:
 
 def session_started(layout: Layout, session: str, transcript: str, source: str) -> List[str]:
     """Note the start; return what alerts still wait to be told to the model."""
+    from store.monitor.outcomes import append_event
+
     os.makedirs(layout.state_dir, exist_ok=True)
     with durable.locked(layout.file(HOOKS_LOCK)):
         append_event(layout, {"kind": "session", "event": "start", "ts": now_iso(), "session": session,
@@ -48,8 +50,7 @@ def note_totals(counters: Dict[str, Any], fig: Dict[str, Any]) -> None:
     from store.monitor import costs
 
     counters["tokens"] = sum(fig["tokens"])
-    reported = costs.job_cost(costs.session_costs(fig["sessions"]), None)["reported_usd"]
-    counters["cost_usd"] = reported or 0.0
+    counters["cost_usd"] = costs.reported_usd(costs.session_costs(fig["sessions"]).values()) or 0.0
     counters.pop("transcripts", None)  # offsets now live with the figures
 
 
@@ -58,10 +59,9 @@ def catch_up(job: Job, counters: Dict[str, Any], session: str, transcript: str) 
     The caller holds ``hooks.lock``."""
     from store.monitor import figures  # not on SessionStart's path, which only notes the start
 
-    fig = figures.load(job.layout)
-    if transcript:
-        figures.register(fig, session, transcript)
-    fig = figures.catch_up(fig, job.layout, job.plan, {session} if session else None)
+    fig = figures.load(job.layout, lazy=bool(session))  # a hook decodes only what its fold changes
+    fig = figures.catch_up(fig, job.layout, job.plan, {session} if session else None,
+                           {session: transcript} if transcript else None)
     figures.save(job.layout, fig)
     note_totals(counters, fig)
     return fig
@@ -76,8 +76,6 @@ def conditions(job: Job, counters: Dict[str, Any], fig: Optional[Dict[str, Any]]
         late = alerts.no_progress(job.plan.limits, progress_at, job.snap.progress_seq, step, time.time())
         holding += [late] if late else []
         if fig["steps"] and (job.plan.limits.get("cost_usd") or len(fig["status"]) >= 2):
-            from store.monitor.summary import cost_outlook
-
             holding += cost_conditions(cost_outlook(job, fig))
     alerts.settle(counters, holding, "limit:", "cost-")
     return holding
@@ -87,15 +85,40 @@ def raise_fresh(job: Job, counters: Dict[str, Any], holding: List[Alert], sessio
     """Mark and log the alerts among ``holding`` not raised before; the caller holds the lock."""
     now = now_iso()
     new = alerts.fresh(counters, holding, now)
-    for line in alerts.lines(new, session, now):
-        append_event(job.layout, line)
+    if new:  # outcomes (the events file's writer) only then: most stops raise nothing
+        from store.monitor.outcomes import append_event
+
+        for line in alerts.lines(new, session, now):
+            append_event(job.layout, line)
     return new
 
 
+def cost_outlook(job: Job, fig: Mapping[str, Any]) -> Dict[str, Any]:
+    """Just what the cost alerts read (NEXT, the job's cost and projection, the cost of each done
+    step), as ``baton status`` computes them but without the rest of its document: a Stop hook
+    computes it every turn."""
+    from store.monitor import costs
+    from store.monitor.fold import weight
+
+    session_costs = costs.session_costs(fig["sessions"])
+    rate = costs.rate_of(session_costs)
+    done, left = [], 0
+    for step in job.plan.steps:
+        info = job.snap.steps.get(step.id, {})
+        status = info.get("status", "pending")
+        left += status not in ("done", "skipped")
+        if status == "done":
+            entry = fig["steps"].get(step.id) or {}
+            shares = {sid: weight(counts[:4]) for sid, counts in (entry.get("by") or {}).items()}
+            done.append((str(info.get("ts") or ""), costs.step_cost(shares, session_costs, rate)["estimated"],
+                         weight(entry.get("tokens") or [0, 0, 0, 0])))
+    cost, per_step, in_usd = costs.outlook(session_costs, rate, done, left, job.plan.limits.get("cost_usd"))
+    return {"next": job.next.id if job.next else None, "cost": cost, "per_step": per_step, "in_usd": in_usd}
+
+
 def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
-    """The cost alerts that hold, from :func:`store.monitor.summary.cost_outlook` (or the whole
-    status document, which holds the same fields)."""
-    from store.monitor import costs, summary
+    """The cost alerts that hold, from :func:`cost_outlook`."""
+    from store.monitor import costs
 
     out = []
     cost, step = data["cost"], str(data.get("next") or "")
@@ -107,7 +130,7 @@ def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
                          f"${limit:.2f} (${spent:.2f} so far). Work economically; tell the person.",
                          f"projected cost ${projected:.2f} exceeds limits.cost_usd ${limit:.2f} "
                          f"(${spent:.2f} spent, ${cost.get('per_done_step_usd') or 0:.2f} per done step)"))
-    per_step, in_usd = summary.done_costs(data["steps"])
+    per_step, in_usd = data["per_step"], data["in_usd"]
     times = costs.rising(per_step)
     if times is not None:
         unit = "cost" if in_usd else "weighted tokens"
@@ -122,6 +145,8 @@ def cost_conditions(data: Mapping[str, Any]) -> List[Alert]:
 def session_ended(layout: Layout, session: str, transcript: str, reason: str) -> None:
     """Note the end. The rest (folding the cost Claude Code wrote just before, raising alerts,
     exporting) runs detached: Claude Code gives a plugin's SessionEnd hook about 1.5 s."""
+    from store.monitor.outcomes import append_event
+
     os.makedirs(layout.state_dir, exist_ok=True)
     with durable.locked(layout.file(HOOKS_LOCK)):
         append_event(layout, {"kind": "session", "event": "end", "ts": now_iso(), "session": session,

@@ -68,9 +68,8 @@ ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised on
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
-                    "store.monitor.sessions", "store.monitor.summary", "store.monitor.tally", "store.monitor.telemetry",
-                    "store.monitor.transcript", "store.monitor.watch", "store.state.attempts", "store.state.effects",
-                    "store.state.keylock", "store.base.regex"}
+                    "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
+                    "store.state.attempts", "store.state.effects", "store.state.keylock"}
 EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
@@ -105,9 +104,10 @@ CASES: Dict[str, Any] = {
                                 {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
                                 # the original command, read back from a sandbox's rewrite
                                 | {"store.gate", "store.gate.baton_calls", "store.gate.rewrite"}),
+    # NEXT without the brief's other lines; the events file's writer only to log an alert
     "Stop": ("Stop", "stop", {}, {"hooks.stop"},
-             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"} | JOB | COUNTERS
-             | LOCKS | FIGURES),
+             {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"}
+             | JOB - {"store.state.brief"} | COUNTERS - {"store.monitor.outcomes"} | LOCKS | FIGURES),
 }
 PLAN = {"job": "imports", "limits": {"tool_calls": 1000, "changed_files": 40},
         "protect": ["LICENSE", ".github/**"], "rules": [{"id": "no-push", "deny_bash": "git push*"}],

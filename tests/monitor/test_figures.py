@@ -1,18 +1,20 @@
 """The job's figures, folded incrementally from the ledger, the events and the transcripts: what each
 step and each session spent, attempts and how they ended, approval waits, tool outcomes, alerts,
-rotation, rebuilds, and folding in pieces giving what folding at once gives."""
+rotation, rebuilds, and folding in pieces giving what folding at once gives; the figures file,
+of which a Stop hook reads and writes only the parts its fold changes, read back as exactly what
+was folded, and damaged, torn or old (version 1) files."""
 
 from __future__ import annotations
 
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Tuple
 
 import pytest
-from transcripts import assistant, cost_state, subagent_transcript, usage, write
+from transcripts import assistant, cost_state, subagent_transcript, tool_result, usage, write
 
-from store.monitor import figures, outcomes, summary
+from store.monitor import compact, figures, outcomes, stored, summary, watch
 from store.state import journal
 from store.state.job import Job
 from store.state.location import Layout
@@ -287,11 +289,20 @@ def _story(layout: Layout, tmp_path: Path) -> List[Any]:
     return pieces
 
 
-def test_folding_piece_by_piece_gives_what_folding_at_once_gives(layout: Layout, tmp_path: Path) -> None:
+def stop_fold(layout: Layout, session: str, transcript: Path) -> Dict[str, Any]:
+    """What the Stop hook of ``session`` does with the figures: read them, fold, save; its figures."""
+    return watch.catch_up(Job(layout, {}), {}, session, str(transcript))
+
+
+@pytest.mark.parametrize("between", ["status", "stop"])
+def test_folding_piece_by_piece_gives_what_folding_at_once_gives(layout: Layout, tmp_path: Path, between: str) -> None:
     plan(layout, ["a", "b", "c", "d"])
     for piece in _story(layout, tmp_path):
         piece()
-        status(layout)
+        if between == "status":
+            status(layout)
+        else:
+            stop_fold(layout, A, tmp_path / "s.jsonl")
     step_by_step = status(layout)
     os.unlink(figures.path_of(layout))
     at_once = status(layout)
@@ -399,3 +410,198 @@ def test_a_hook_folds_a_long_ledger_a_part_at_a_time_and_status_all_of_it(
     fig = figures.catch_up(fig, layout, job.plan, {A})
     assert fig["ledger"][1] == 6
     assert figures.catch_up(fig, layout, job.plan)["ledger"][1] == 7, "baton status folds all"
+
+
+def _every_kind(layout: Layout, tmp_path: Path) -> List[Tuple[str, Path, Callable[[], Any]]]:
+    """A job told in pieces, each with the session whose Stop hook folds it: every kind of record,
+    event and transcript entry, an approval wait, an alert, three sessions (one of them merged
+    when two are kept) and the merged one resumed."""
+    a, b, c = tmp_path / "a.jsonl", tmp_path / "b.jsonl", tmp_path / "c.jsonl"
+    cid = "cccccccc-0000-4000-8000-000000000003"
+    alert = {"kind": "alert", "ts": "2026-11-30T10:00:09Z", "alert": "failures", "key": "failures", "step": "a",
+             "session": A, "message": "the same call failed 3 times"}
+    return [
+        (A, a, lambda: started(layout, A, "2026-11-30T10:00:00Z", a)),
+        (A, a, lambda: write(a, assistant("m1", "r1", usage(10, 2, 100, 5), "2026-11-30T10:00:01Z"))),
+        (A, a, lambda: record(layout, "a", "running", "2026-11-30T10:00:02Z")),
+        (A, a, lambda: tool(layout, "a", "2026-11-30T10:00:03Z", changed=["x.py"])),
+        (A, a, lambda: tool(layout, "a", "2026-11-30T10:00:04Z", ok=False, error="Exit code 1")),
+        (A, a, lambda: write(a, [tool_result("refused [baton:writes]", True, "2026-11-30T10:00:05Z")], append=True)),
+        (A, a, lambda: record(layout, "a", "failed", "2026-11-30T10:00:06Z", note="tests red")),
+        (A, a, lambda: record(layout, "a", "done", "2026-11-30T10:00:07Z", artifacts=["out.txt"])),
+        (A, a, lambda: outcomes.append_event(layout, alert)),
+        (A, a, lambda: record(layout, "b", "approved", "2026-11-30T10:10:00Z", session="", by="person", sig="x")),
+        (A, a, lambda: ended(layout, A, "2026-11-30T10:10:01Z")),
+        (B, b, lambda: started(layout, B, "2026-11-30T11:00:00Z", b)),
+        (B, b, lambda: write(b, assistant("m2", "r2", usage(20, 4), "2026-11-30T11:00:01Z")
+                             + [cost_state(0.02, {"input": 20, "output": 4})])),
+        (B, b, lambda: record(layout, "b", "done", "2026-11-30T11:00:02Z", session=B)),
+        (cid, c, lambda: started(layout, cid, "2026-11-30T12:00:00Z", c)),
+        (cid, c, lambda: write(c, assistant("m3", "r3", usage(30, 6), "2026-11-30T12:00:01Z"))),
+        (cid, c, lambda: record(layout, "c", "session", "2026-11-30T12:00:02Z", session=cid, ended="turn_cap",
+                                cost_usd=0.03, turns=1)),
+        (A, a, lambda: started(layout, A, "2026-11-30T13:00:00Z", a, source="resume")),
+        (A, a, lambda: write(a, assistant("m4", "r4", usage(1, 1), "2026-11-30T13:00:01Z"), append=True)),
+    ]
+
+
+def test_what_a_stop_saves_reads_back_as_the_figures_it_folded(
+        layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    plan(layout, {"steps": ["a", {"id": "b", "approval": True}, "c", "d"]})
+    monkeypatch.setattr(compact, "KEEP_SESSIONS", 2)
+    merged = False
+    for session, transcript, piece in _every_kind(layout, tmp_path):
+        piece()
+        fig = stop_fold(layout, session, transcript)
+        stored.decode_all(fig)
+        assert figures.load(layout) == fig
+        digests = figures.load(layout, lazy=True)["sessions"]
+        assert digests == {sid: stored.digest(entry) for sid, entry in fig["sessions"].items()}
+        merged = merged or bool(fig.get("closed"))
+    assert merged and fig["sessions"]["*"]["merged"] == 2, "A was merged, then B once A came back"
+    assert fig["marks"] and fig["alerts"] and fig["waits"] and fig["refusals"] == {"writes": 1}
+
+
+def test_a_session_s_digest_prices_it_as_its_entry_does(
+        layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from store.monitor import costs
+
+    plan(layout, {"steps": ["a", {"id": "b", "approval": True}, "c", "d"]})
+    monkeypatch.setattr(compact, "KEEP_SESSIONS", 2)
+    for _, _, piece in _every_kind(layout, tmp_path):
+        piece()
+    folded = list(figures.refresh(layout, Job(layout, {}).plan)["sessions"].values())
+    made = [{"run": {"ended": "turn_cap", "cost_usd": 0.5, "turns": 3}, "cost": 0.2, "covered": 5, "w": 10.0,
+             "tokens": [1, 2, 3, 4], "runs": [[1.0, 2.0, "other"]], "last": 2.0},  # a runner's report, then a later one
+            {"run": None, "cost": 0.3, "covered": 4, "tokens": [1, 2, 3, 4], "w": 7.0, "last": 3.0},
+            {"cost": None, "priced": 0.1, "tokens": [1, 0, 0, 0], "w": 1.0, "last": 4.0},  # older per-message prices
+            {"cost": None, "tokens": [0, 0, 0, 0], "w": 0.0},  # nothing reported
+            {"cost": 1.0, "covered": 3, "tokens": [1, 1, 1, 1], "w": 2.0, "unreported": 2, "merged": 3}]  # earlier ones
+    for entry in folded + made:
+        digest = json.loads(json.dumps(stored.digest(entry)))  # as the file gives it back
+        whole, short = costs.session_costs({"s": entry})["s"], costs.session_costs({"s": digest})["s"]
+        assert [getattr(whole, k) for k in whole.__slots__] == [getattr(short, k) for k in short.__slots__]
+        assert digest["last"] == entry.get("last")
+
+
+def parts(layout: Layout) -> Dict[str, str]:
+    """The figures file's lines by what they hold: ``head``, ``history``, ``digest:ID``,
+    ``session:ID``, ``bars:STEP``, ``list:NAME``."""
+    head, history, *lines = Path(figures.path_of(layout)).read_text(encoding="ascii").split("\n")[:-1]
+    named = json.loads(head)["parts"]
+    names = [f"{kind}:{s}" for kind in ("digest", "session") for s in named["sessions"]]
+    names += [f"bars:{s}" for s in named["bars"]] + [f"list:{k}" for k in named["lists"]]
+    return {"head": head, "history": history, **dict(zip(names, lines))}
+
+
+def test_a_stop_decodes_and_writes_only_the_parts_its_fold_changes(layout: Layout, tmp_path: Path) -> None:
+    plan(layout, ["a", "b"])
+    path = tmp_path / "s.jsonl"
+    started(layout, B, "2026-11-30T09:00:00Z", tmp_path / "b.jsonl")
+    started(layout, A, "2026-11-30T10:00:00Z", path)
+    record(layout, "a", "done", "2026-11-30T10:00:01Z")
+    record(layout, "b", "running", "2026-11-30T10:00:02Z")
+    tool(layout, "b", "2026-11-30T10:00:03Z", ok=False)
+    stop_fold(layout, A, path)
+    before = parts(layout)
+    write(path, assistant("m1", "r1", usage(10, 2), "2026-11-30T10:00:04Z"))  # a model response, on b
+    fig = stop_fold(layout, A, path)
+    assert fig["steps"]["b"]["tokens"] == [10, 2, 0, 0]
+    assert [k for k in ("marks", "alerts", "waits") if k in fig] == []
+    assert ["bars" in fig["steps"][s] for s in ("a", "b")] == [False, False]
+    assert fig["sessions"][B] == stored.digest(figures.load(layout)["sessions"][B]), "the other session: its digest"
+    after = parts(layout)
+    assert [k for k in before if before[k] != after[k]] == ["head", f"digest:{A}", f"session:{A}"]
+    record(layout, "b", "done", "2026-11-30T10:00:05Z")
+    fig = stop_fold(layout, A, path)
+    assert ["bars" in fig["steps"][s] for s in ("a", "b")] == [False, True]
+    changed = ["head", "history", f"digest:{A}", f"session:{A}", "bars:b"]  # b done: NEXT moved on
+    assert [k for k in after if after[k] != parts(layout)[k]] == changed
+
+
+@pytest.mark.parametrize("damage", ["bars:a", "list:marks"])
+def test_a_damaged_part_is_rebuilt_from_the_ledger_the_events_and_the_transcripts(
+        layout: Layout, tmp_path: Path, damage: str) -> None:
+    plan(layout, ["a", "b", "c", "d"])
+    path = tmp_path / "s.jsonl"
+    pieces = _story(layout, tmp_path)
+    for piece in pieces[:5]:  # ends with a failed tool call on b: there are marks
+        piece()
+        stop_fold(layout, A, path)
+    lines = parts(layout)
+    text = Path(figures.path_of(layout)).read_text(encoding="ascii")
+    Path(figures.path_of(layout)).write_text(text.replace(lines[damage] + "\n", '[["torn"\n'), encoding="ascii")
+    if damage == "bars:a":
+        record(layout, "a", "failed", "2026-11-30T10:02:01Z", note="reopened")  # a's bars are needed
+    else:
+        tool(layout, "b", "2026-11-30T10:02:01Z", ok=False)  # the marks are needed
+    fig = stop_fold(layout, A, path)
+    stored.decode_all(fig)
+    assert figures.load(layout) == fig and fig["tokens"] == [1 + 11, 2 + 3, 200, 10], "the transcript read again"
+    for piece in pieces[5:]:
+        piece()
+        stop_fold(layout, A, path)
+    by_stops = status(layout)
+    os.unlink(figures.path_of(layout))
+    at_once = status(layout)
+    assert by_stops["steps"] == at_once["steps"]
+    assert {k: by_stops[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
+        k: at_once[k] for k in ("tokens", "turns", "tools", "cost", "sessions")}
+
+
+def test_a_torn_or_padded_file_reads_as_no_figures(layout: Layout, tmp_path: Path) -> None:
+    plan(layout, ["a", "b", "c", "d"])
+    for piece in _story(layout, tmp_path):
+        piece()
+    stop_fold(layout, A, tmp_path / "s.jsonl")
+    where = Path(figures.path_of(layout))
+    whole = where.read_text(encoding="ascii")
+    assert figures.load(layout) != figures.new()
+    torn = (whole[:-1], whole[:len(whole) // 2], whole + "[]", whole + "[]\n", "{" + whole,
+            whole.replace('"version":2', '"version":3', 1))
+    for text in torn:
+        where.write_text(text, encoding="ascii")
+        assert figures.load(layout) == figures.new()
+        assert figures.load(layout, lazy=True) == figures.new()
+
+
+def test_version_1_figures_are_read_on_and_left_for_an_older_baton(layout: Layout, tmp_path: Path) -> None:
+    plan(layout, ["a", "b", "c", "d"])
+    pieces = _story(layout, tmp_path)
+    for piece in pieces[:5]:
+        piece()
+    old = {**figures.refresh(layout, Job(layout, {}).plan), "version": 1}  # what baton wrote before
+    os.unlink(figures.path_of(layout))
+    version_1 = Path(figures.folder(layout)) / figures.OLD_FILE
+    version_1.write_text(json.dumps(old, separators=(",", ":")), encoding="ascii")
+    assert figures.load(layout) == old
+    for piece in pieces[5:]:
+        piece()
+        stop_fold(layout, A, tmp_path / "s.jsonl")
+    assert json.loads(version_1.read_text(encoding="ascii")) == old
+    assert figures.load(layout)["ledger"] != old["ledger"], "the new file is read, not the old one"
+    by_stops = status(layout)
+    os.unlink(figures.path_of(layout))
+    version_1.unlink()
+    assert by_stops["steps"] == status(layout)["steps"]
+
+
+@pytest.mark.parametrize("reported", [False, True], ids=["weighted tokens", "dollars"])
+def test_steps_costing_more_and_more_raise_cost_rising_as_the_status_document_shows(
+        layout: Layout, tmp_path: Path, reported: bool) -> None:
+    plan(layout, [f"s{i}" for i in range(9)])
+    for sid, steps, size, usd in ((A, range(5), 100, 0.05), (B, range(5, 8), 1000, 0.9)):  # B pays more a token
+        path = tmp_path / f"{sid}.jsonl"
+        started(layout, sid, f"2026-11-30T1{steps[0] // 5}:00:00Z", path)
+        for i in steps:
+            write(path, assistant(f"m{i}", f"r{i}", usage(size, 10), f"2026-11-30T1{i // 5}:0{i}:01Z"), append=True)
+            record(layout, f"s{i}", "done", f"2026-11-30T1{i // 5}:0{i}:02Z", session=sid)
+        if reported:
+            write(path, [cost_state(usd, {"input": size * len(steps), "output": 10 * len(steps)})], append=True)
+        fig = stop_fold(layout, sid, path)
+    [rising] = [a for a in watch.conditions(Job(layout, {}), {}, fig) if a.kind == "cost-rising"]
+    done = [s for s in status(layout)["steps"] if s["status"] == "done"]
+    each = [s["cost_estimated_usd"] if reported else s["tokens"]["input"] + 5 * s["tokens"]["output"] for s in done]
+    times = sum(each[-3:]) / 3 / (sum(each) / len(each))
+    assert round(times, 1) == (2.5 if reported else 2.2)
+    assert f"used {times:.1f}x the job's average {'cost' if reported else 'weighted tokens'} per step" in rising.model

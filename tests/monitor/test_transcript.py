@@ -1,12 +1,16 @@
 """Reading a transcript from an offset: each model response counted once however many entries it
 has, only whole lines, the cost when Claude Code wrote one (and "no cost" when it did not), gate
-refusals, subagent transcripts, and transcripts that grow, are cut, shrink or hold huge lines."""
+refusals (found without ``re``), subagent transcripts, and transcripts that grow, are cut, shrink or
+hold huge lines."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from hypothesis import example, given
+from hypothesis import strategies as st
 from transcripts import assistant, cost_state, noise, subagent_transcript, tool_result, usage, write
 
 from store.monitor import transcript
@@ -105,6 +109,13 @@ def test_gate_refusals_are_counted_by_code(tmp_path: Path) -> None:
              tool_result("Exit code 1", True, TS)]
     reading = transcript.read(str(write(tmp_path / "t.jsonl", lines)))
     assert [code for _, code in reading.refusals] == ["writes", "own-files"]
+
+
+@given(st.lists(st.sampled_from(["[baton:", "[baton:", "]", "]", "-", "a", "own", "Z", "\u00e9", "1", " ", "["]),
+                max_size=12).map("".join))
+@example("[baton:own-files] [baton:-a] [baton:a-] [baton:a--b] [baton:\u00e9] [baton:] [baton:[baton:writes]")
+def test_refusal_codes_are_what_the_pattern_of_the_gate_s_codes_finds(text: str) -> None:
+    assert transcript.refusal_codes(text) == re.findall(r"\[baton:([a-z]+(?:-[a-z]+)*)\]", text)
 
 
 def test_bad_counts_and_bad_lines_count_nothing(tmp_path: Path) -> None:

@@ -51,6 +51,7 @@ for i in range(count):
 ROUNDS = 40
 WRITERS = 4
 PER_WRITER = 600
+KILLED_AFTER = 150  # records a writer appends in a round of kills: enough to be still at work when its kill comes
 PACE = 12  # records a paced writer appends per brief the readers have printed, however slow the machine
 
 
@@ -72,18 +73,21 @@ def test_writers_killed_at_random_lose_no_acknowledged_record_and_duplicate_none
     for round_no in range(ROUNDS):
         procs = []
         for w in range(WRITERS):
-            procs.append(subprocess.Popen([sys.executable, str(script), str(REPO), f"r{round_no}w{w}", "30"],
-                                          cwd=sandbox.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+            argv = [sys.executable, str(script), str(REPO), f"r{round_no}w{w}", str(KILLED_AFTER)]
+            procs.append(subprocess.Popen(argv, cwd=sandbox.project, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         started += len(procs)
-        time.sleep(rng.uniform(0.05, 0.4))
-        for proc in procs:
-            if rng.random() < 0.75 and proc.poll() is None:
+        doomed = [proc for proc in procs if rng.random() < 0.75]
+        # killed mid-work, however fast the machine: once each has acknowledged a record, at a random moment
+        first = {proc: proc.stdout.readline() for proc in doomed if proc.stdout is not None}
+        time.sleep(rng.uniform(0.0, 0.1))
+        for proc in doomed:
+            if proc.poll() is None:
                 proc.send_signal(signal.SIGKILL)
                 killed += 1
         for proc in procs:
             out, err = proc.communicate(timeout=60)
             assert proc.returncode in (0, -signal.SIGKILL), err
-            acked |= set(out.decode().split())
+            acked |= set((first.get(proc, b"") + out).decode().split())
         ledger = sandbox.state / "steps.jsonl"
         verdict = chain.verify(ledger)
         assert verdict.problem == "", verdict  # at worst a torn tail, never a broken chain

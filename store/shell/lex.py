@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from store.base import chars
-from store.shell.words import Arith, Builder, Op, Place, Redir, Word, ansi_c
+from store.shell.words import SPECIAL_PARAMS, Arith, Builder, Op, Place, Redir, Word, ansi_c, param_name_end
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +17,6 @@ _OPERATOR_START = frozenset(";&|()<>0123456789{")
 _PLAIN_STOPS = frozenset(" \t\n;&|()<>\\'\"$`*?[{}~")
 _DQ_STOPS = frozenset('"\\$`')
 _DOC_STOPS = frozenset("\\$`")
-_SPECIAL = frozenset("@*#?$!-")  # $@ $* $# $? $$ $! $-
 _BRACKET_STOPS = frozenset(" \t\n;&|()<>")
 _USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")
 _AFTER_TILDE = frozenset("/ \t\n;&|()<>:")
@@ -366,7 +365,7 @@ def _dollar_name_end(s: str, i: int) -> int:
     """Where the name after a ``$`` at ``i - 1`` ends (``i`` when none): a name, or one digit or
     special character (``$1``, ``$@``): ``[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]``."""
     end = chars.name_end(s, i)
-    if end == i and i < len(s) and (s[i] in chars.DIGITS or s[i] in _SPECIAL):
+    if end == i and i < len(s) and (s[i] in chars.DIGITS or s[i] in SPECIAL_PARAMS):
         end = i + 1
     return end
 
@@ -374,7 +373,7 @@ def _dollar_name_end(s: str, i: int) -> int:
 def _plain_parameter(inner: str) -> bool:
     """``${inner}`` only names a parameter (nothing in it expands):
     ``(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\\Z``."""
-    return chars.is_name(inner) or chars.is_digits(inner) or (len(inner) == 1 and inner in _SPECIAL)
+    return bool(inner) and param_name_end(inner, 0) == len(inner)
 
 
 def _bracket(s: str, i: int) -> bool:

@@ -13,7 +13,7 @@ cannot set (each Bash call starts a fresh shell), so evaluating it is safe.
 from __future__ import annotations
 
 from store.base import chars
-from store.shell.words import LITERAL
+from store.shell.words import LITERAL, param_name_end
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from store.shell.words import Word
 
 NUMBER = "0"  # the value of an assignment whose result is a number ($(( )), let, ${#x})
-_SPECIAL = frozenset("@*#?$!-")
 # what an arithmetic value may hold and stay plain arithmetic (no $, quotes, brackets or backquotes)
 _SAFE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_ \t+-*/%<>=!&|^~?:,().#")
 # set by the shell from data the command controls (the last argument, read input, cd targets...)
@@ -112,12 +111,12 @@ class Variables:
         """``${...}``: indirection, ``@P``, subscripts, substring offsets and ``:=`` defaults."""
         inner = text[2:-1]
         if inner.startswith("!"):
-            end = _param_name_end(inner, 1)
+            end = param_name_end(inner, 1)
             rest = inner[end:] if end > 1 else ""
             if end > 1 and rest not in ("*", "@", "[@]", "[*]"):
                 self.evaluate([inner[1:end]], "${!name}")
             inner = inner[1:]
-        end = _param_name_end(inner, 0)
+        end = param_name_end(inner, 0)
         if end == 0:
             return
         name, rest = inner[:end], inner[end:]
@@ -186,16 +185,6 @@ class Variables:
         out.extend(f"{where}: {name} may be an array, so a value in parentheses is evaluated as code"
                    for name, where in self.compound if name in self.arrays)
         return list(dict.fromkeys(out))
-
-
-def _param_name_end(text: str, i: int) -> int:
-    """Where a parameter's name at ``i`` ends (``i`` when none): ``[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]``."""
-    end = chars.name_end(text, i)
-    if end == i:
-        end = chars.span(text, i, chars.DIGITS)
-    if end == i and text[i : i + 1] in _SPECIAL:
-        end = i + 1
-    return end
 
 
 def _safe(value: str) -> bool:

@@ -9,7 +9,10 @@ state; ``getopt`` and ``computed`` read a command's arguments. Static analysis o
 
 from __future__ import annotations
 
-LITERAL = ("lit", "qlit", "brace")  # part kinds whose text is the word's own text
+from store.base import chars
+
+LITERAL = ("lit", "qlit", "brace")
+SPECIAL_PARAMS = frozenset("@*#?$!-")  # $@ $* $# $? $$ $! $-  # part kinds whose text is the word's own text
 _KEEP_START = frozenset(("if", "then", "else", "elif", "do", "while", "until", "{", "!", "time"))
 _HEX = frozenset("0123456789abcdefABCDEF")
 _OCTAL = frozenset("01234567")
@@ -263,3 +266,13 @@ def _cluster(word: Word, text: str, args: list[Word], k: int, valued: str, optio
 def is_baton(word: Word) -> bool:
     """``baton``, ``bin/baton`` or any path ending in /bin/baton (``$CLAUDE_PLUGIN_ROOT/bin/baton`` too)."""
     return word.text in ("baton", "bin/baton") or word.endswith("/bin/baton")
+
+
+def param_name_end(text: str, i: int) -> int:
+    """Where a parameter's name at ``i`` ends (``i`` when none): ``[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]``."""
+    end = chars.name_end(text, i)
+    if end == i:
+        end = chars.span(text, i, chars.DIGITS)
+    if end == i and text[i : i + 1] in SPECIAL_PARAMS:
+        end = i + 1
+    return end

@@ -145,7 +145,7 @@ ROWS: List[Row] = [
     Row("environment.changes_programs", environment.changes_programs, _changes_programs_reference,
         "PROXYproxyLD_npm_config_OPTSİK"),
     Row("variables.identifiers", variables.identifiers, _identifiers_reference, NAMES + "${}@*+"),
-    Row("variables._param_name_end", lambda s: variables._param_name_end(s, 0) or None,
+    Row("words.param_name_end", lambda s: words.param_name_end(s, 0) or None,
         _match_end(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]"), NAMES + "@*#-[:"),
     Row("variables._safe", variables._safe, _full(r"[A-Za-z0-9_ \t+\-*/%<>=!&|^~?:,().#]*"), "a0 +-$'[\\\n"),
     Row("permissions._wrapper", permissions._wrapper,

@@ -108,15 +108,11 @@ class Cache:
         if entry is None:
             self.missed = True
             return None
-        relative, package, size, mtime, code = entry
-        origin = os.path.join(self.root, relative)
-        try:
-            now = os.stat(origin)
-        except OSError:
-            return None  # gone: the usual import says so
-        if now.st_size != size or now.st_mtime_ns != mtime:
+        if not self._valid(entry):  # changed (the file is rewritten after the answer) or gone
             self.missed = True
             return None
+        relative, package, _, _, code = entry
+        origin = os.path.join(self.root, relative)
         spec = self._spec(name, self, origin=origin, is_package=package)
         if package:
             spec.submodule_search_locations = [os.path.dirname(origin)]

@@ -289,6 +289,18 @@ def _story(layout: Layout, tmp_path: Path) -> List[Any]:
     return pieces
 
 
+def rebuilt_alike(layout: Layout) -> Dict[str, Any]:
+    """The status from the figures as folded so far equals the status from figures rebuilt at once
+    (the file removed); the rebuilt one is returned."""
+    folded = status(layout)
+    os.unlink(figures.path_of(layout))
+    at_once = status(layout)
+    assert folded["steps"] == at_once["steps"]
+    assert {k: folded[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
+        k: at_once[k] for k in ("tokens", "turns", "tools", "cost", "sessions")}
+    return at_once
+
+
 def stop_fold(layout: Layout, session: str, transcript: Path) -> Dict[str, Any]:
     """What the Stop hook of ``session`` does with the figures: read them, fold, save; its figures."""
     return watch.catch_up(Job(layout, {}), {}, session, str(transcript))
@@ -303,12 +315,7 @@ def test_folding_piece_by_piece_gives_what_folding_at_once_gives(layout: Layout,
             status(layout)
         else:
             stop_fold(layout, A, tmp_path / "s.jsonl")
-    step_by_step = status(layout)
-    os.unlink(figures.path_of(layout))
-    at_once = status(layout)
-    assert step_by_step["steps"] == at_once["steps"]
-    assert {k: step_by_step[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
-        k: at_once[k] for k in ("tokens", "turns", "tools", "cost", "sessions")}
+    at_once = rebuilt_alike(layout)
     assert at_once["tokens"]["total"] == 33 + 9 + 300 + 15 and at_once["cost"]["complete"]
 
 
@@ -541,12 +548,7 @@ def test_a_damaged_part_is_rebuilt_from_the_ledger_the_events_and_the_transcript
     for piece in pieces[5:]:
         piece()
         stop_fold(layout, A, path)
-    by_stops = status(layout)
-    os.unlink(figures.path_of(layout))
-    at_once = status(layout)
-    assert by_stops["steps"] == at_once["steps"]
-    assert {k: by_stops[k] for k in ("tokens", "turns", "tools", "cost", "sessions")} == {
-        k: at_once[k] for k in ("tokens", "turns", "tools", "cost", "sessions")}
+    rebuilt_alike(layout)
 
 
 def test_a_torn_or_padded_file_reads_as_no_figures(layout: Layout, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import os
 import stat
 
 from store.base import paths as scope
+from store.gate.code_paths import HOME_CODE, PROJECT_CODE
 from store.state import approvals
 
 TYPE_CHECKING = False
@@ -34,12 +35,6 @@ PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "published": {},
 }
 CHAINS = ";&|<>`\n\r"  # with "$(": what joins, pipes or redirects commands (no regex compiled at import)
-# While a job is active no tool writes these: Claude Code, MCP, editors, direnv, git or a shell run
-# what they hold later, outside baton's sandbox. Relative to the project, then to the home folder.
-PROJECT_CODE = (".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
-                ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
-HOME_CODE = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".gitconfig",
-             ".config/git", ".claude", ".claude.json", ".ssh", ".local/bin", ".config/baton")
 
 
 def refuse(code: str, reason: str) -> str:
@@ -107,7 +102,7 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
 
 
 def runs_code(call: Call, real: str) -> bool:
-    """``real`` is one of the files that make other programs run code later (:data:`PROJECT_CODE`)."""
+    """``real`` is one of the files that make other programs run code later (``code_paths``)."""
     home = os.path.realpath(call.home)
     return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
         any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.gate.call import HOME_CODE, PROJECT_CODE
+from store.gate.code_paths import HOME_CODE, PROJECT_CODE
 from store.gate.mounts import FORBIDDEN_ROOTS, Globs, Walk, existing_folder, inside, outermost, static_prefix, walk
 
 TYPE_CHECKING = False

@@ -38,7 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(REPO))
 
-from store.gate import probe, rewrite, sandbox  # noqa: E402
+from store.sandbox import bwrap_args, probe, rewrite  # noqa: E402
 from store.state import journal  # noqa: E402
 from store.state.location import Layout  # noqa: E402
 
@@ -85,10 +85,10 @@ def bash_tool(p: Dict[str, Any], command: str) -> List[str]:
 
 
 def sandboxed(p: Dict[str, Any], command: str, name: str) -> str:
-    policy = sandbox.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
+    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
                             ("src/**",), ("secrets/**",))
     args_file = str(p["layout"].root / f"bench-{name}.args")
-    rewrite.write_args(args_file, sandbox.build(policy).args)
+    rewrite.write_args(args_file, bwrap_args.build(policy).args)
     return rewrite.sandboxed(command, probe.bubblewrap(p["env"]).bwrap, args_file, args_file + ".started")
 
 
@@ -112,12 +112,12 @@ def set_probe(p: Dict[str, Any], ok: bool) -> None:
 
 
 def in_process(p: Dict[str, Any], runs: int) -> List[float]:
-    policy = sandbox.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
+    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
                             ("src/**",), ("secrets/**",))
     found = []
     for _ in range(runs):
         start = time.perf_counter()
-        sandbox.build(policy)
+        bwrap_args.build(policy)
         rewrite.sandboxed("git status --short", "/usr/bin/bwrap", "/p/.baton/run/x.args", "/p/.baton/run/x.started")
         found.append(time.perf_counter() - start)
     return found

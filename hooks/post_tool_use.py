@@ -115,21 +115,21 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     ok = event == "PostToolUse"
     undone = ""
     if tool in ("Bash", "Write", "Edit", "NotebookEdit") and os.path.isdir(os.path.join(layout.state_dir, "run")):
-        from store.gate.afterrun import after_call
+        from store.sandbox.afterrun import after_call
 
         original, undone = after_call(layout.state_dir, payload)
         if original is not None and tool == "Bash":
             tool_input = {**(tool_input or {}), "command": original}
     if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
         from store.gate.baton_calls import launched
-        from store.gate.rewrite import original_of
+        from store.sandbox.rewrite import original_of
 
         ran = str((tool_input or {})["command"])
         unwrapped = original_of(ran) or launched(ran)  # no run record (gone, or baton's own command): read it
         if unwrapped:
             tool_input = {**(tool_input or {}), "command": unwrapped}
     if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):
-        from store.gate import probe
+        from store.sandbox import probe
 
         probe.forget(env)  # bubblewrap itself failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)

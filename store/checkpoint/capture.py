@@ -16,8 +16,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+    from store.plan.plan import Step
     from store.state.location import Layout
-    from store.state.plan import Step
     from store.state.snapshot import Snapshot
 
 MAX_ARTIFACTS = 10_000

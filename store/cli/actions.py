@@ -6,11 +6,11 @@ from store.base import durable
 from store.base import jsonc as json
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
+from store.plan.plan import Plan, Step, load_plan, parse_text
+from store.plan.scope import scope_of
 from store.state import approvals, archive, claims, journal, workers
 from store.state.brief import ALL_DONE, progress
 from store.state.location import Layout
-from store.state.plan import Plan, Step, load_plan, parse_text
-from store.state.scope import scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

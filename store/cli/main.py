@@ -17,9 +17,9 @@ from store import __version__
 from store.base.errors import CHECK, USAGE, BatonError, describe
 from store.cli import actions, command_files
 from store.cli import views as report
+from store.ledger.ledger import last_lines
 from store.state import journal, location, workers
 from store.state.job import Job
-from store.state.ledger import last_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

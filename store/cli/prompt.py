@@ -133,8 +133,8 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
     from store.base.text import one_line
     from store.cli import actions
+    from store.plan.plan import load_plan
     from store.state.job import Job
-    from store.state.plan import load_plan
 
     if args:
         try:

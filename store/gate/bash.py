@@ -18,17 +18,17 @@ import os
 from store.base import paths as scope
 from store.gate import runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
+from store.plan.hosts import host_policy
+from store.plan.rules import of_kind
 from store.shell import analyse
 from store.state import approvals
-from store.state.hosts import host_policy
-from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Sequence, Tuple
 
+    from store.plan.plan import Plan
     from store.shell.report import Scan
-    from store.state.plan import Plan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
 BATON_WRITE = ("record", "once", "claim", "release")
@@ -106,7 +106,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
 
 
 def _once_inner(command: str, result: Scan) -> str:
-    from store.gate import effects
+    from store.gate.rules import effects
 
     return effects.lone_once_inner(command, result)
 
@@ -146,38 +146,38 @@ def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step
     if plan is None:
         return None
     for rule in of_kind(plan.rules, "deny_bash"):
-        from store.gate import patterns  # a plan with deny_bash rules
+        from store.gate.rules import deny_bash  # a plan with deny_bash rules
 
-        how = patterns.hit(rule.value, command, result)
+        how = deny_bash.hit(rule.value, command, result)
         if how:
             detail = f": {rule.reason}" if rule.reason else ""
             return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
                                   f"({how}).")
     if plan.effects:
-        from store.gate import effects  # a plan with side effects kept to `baton once`
+        from store.gate.rules import effects  # a plan with side effects kept to `baton once`
 
         effect = effects.unwrapped(result, plan.effects)
         if effect:
             return effects.reason(effect[0], effect[1], step)
     branch_rules = of_kind(plan.rules, "protect_branches")
     if branch_rules:
-        from store.gate import branches
+        from store.gate.rules import protect_branches
 
-        verdict = branches.check(branch_rules, result, call.env)
+        verdict = protect_branches.check(branch_rules, result, call.env)
         if verdict:
             return verdict
     content_rules = of_kind(plan.rules, "deny_content")
     if content_rules:
-        from store.gate import content
+        from store.gate.rules import deny_content
 
-        verdict = content.check_bash(call, content_rules, result)
+        verdict = deny_content.check_bash(call, content_rules, result)
         if verdict:
             return verdict
     hosts = host_policy(plan.rules)
     if hosts is not None or plan.limits.get("external_ops"):
-        from store.gate import egress
+        from store.gate.rules import allow_hosts
 
-        sent = egress.bash(result, hosts, call.project, call.home, call.env)
+        sent = allow_hosts.bash(result, hosts, call.project, call.home, call.env)
         call.external = sent.count
         return sent.refusal
     return None

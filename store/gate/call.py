@@ -12,14 +12,14 @@ import os
 import stat
 
 from store.base import paths as scope
-from store.gate.code_paths import HOME_CODE, PROJECT_CODE
+from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
 from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
-    from store.state.plan import Plan, Step
+    from store.plan.plan import Plan, Step
 
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
 TEST_COMMANDS = ("pytest*", "python -m pytest*", "python3 -m pytest*", "npm test*", "npm run test*",

@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional, Tuple
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 
 def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> Optional[str]:
@@ -49,7 +49,7 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
         return never
     content_rules = tuple(r for r in plan.rules if r.kind == "deny_content") if plan else ()
     if content_rules:
-        from store.gate.content import check_write
+        from store.gate.rules.deny_content import check_write
 
         verdict = check_write(call, content_rules, raw)
         if verdict:
@@ -71,7 +71,7 @@ def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
 def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     if plan is None:
         return None
-    from store.gate import runs
+    from store.sandbox import runs
 
     live = runs.running(call.state_dirs[1])
     if not live:

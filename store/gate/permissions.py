@@ -15,13 +15,13 @@ from __future__ import annotations
 import os
 
 from store.base import wild
-from store.gate.simple_commands import Parsed, Simple, parse
+from store.shell.simple import Parsed, Simple, parse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Sequence, Tuple
 
-    from store.gate.claude_settings import PersonRules
+    from store.sandbox.claude_settings import PersonRules
 
 WRAPPERS = frozenset(("sudo", "command", "builtin", "exec", "nohup", "time", "setsid", "stdbuf", "nice", "env",
                       "timeout", "xargs"))

@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.plan import Plan, Step
     from store.state.job import Job
-    from store.state.plan import Plan, Step
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
 
@@ -71,12 +71,12 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
 def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
                    read_only: Optional[Tuple[str, str]]) -> Optional[str]:
     """WebFetch reads, MCP tools may do anything: both send data out, judged by ``allow_hosts``."""
-    from store.gate import egress
-    from store.state.hosts import host_policy
+    from store.gate.rules import allow_hosts
+    from store.plan.hosts import host_policy
 
     hosts = host_policy(plan.rules) if plan else None
     tool_input = call.input if isinstance(call.input, dict) else {}
-    sent = egress.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else egress.mcp(call.tool, hosts)
+    sent = allow_hosts.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else allow_hosts.mcp(call.tool, hosts)
     if sent.refusal:
         return sent.refusal
     if read_only and call.tool != "WebFetch":

@@ -47,7 +47,7 @@ def _value(option: str, value: str) -> str:
 def outputs(command: str, cwd: str) -> Tuple[List[str], bool]:
     """The absolute paths test runners in ``command`` are told to write, and whether one such value
     is not literal (so what it writes cannot be told)."""
-    from store.gate.simple_commands import parse
+    from store.shell.simple import parse
 
     found: List[str] = []
     unknown = False

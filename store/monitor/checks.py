@@ -19,14 +19,14 @@ import sys
 from store.base import durable
 from store.base import paths as scope
 from store.monitor.outcomes import read_counters, save_counters
-from store.state.rules import BUILTIN_CHECKERS, checks
+from store.plan.rules import BUILTIN_CHECKERS, checks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.rules import Rule
     from store.state.location import Layout
-    from store.state.rules import Rule
 
 MAX_LINES = 8
 MAX_CHARS = 1200

@@ -14,16 +14,16 @@ import os
 
 from store.base import durable
 from store.base import jsonc as json
+from store.ledger.ledger import GENESIS, iter_objects
 from store.monitor import compact, fold, stored, tally, transcript
 from store.monitor.clock import epoch
-from store.state.ledger import GENESIS, iter_objects
 from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 VERSION = stored.VERSION
 FOLDER = "monitor"

@@ -22,9 +22,9 @@ from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
 from store.once import child, ident, redact
+from store.plan.plan import load_plan
 from store.state import effects, journal, keylock
 from store.state.brief import progress
-from store.state.plan import load_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -14,8 +14,8 @@ from __future__ import annotations
 from store.base import durable
 from store.base import jsonc as json
 from store.base.text import one_line
+from store.ledger.ledger import read_at
 from store.state import keylock, snapshot
-from store.state.ledger import read_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The store's operations on one job: append a record, read the job's state, verify the chain.
 
 This is the interface the CLI, the hooks and the monitors use; where the records are kept lies
-below it (``steps.jsonl`` through ``store.state.ledger``, ``state.json`` through
+below it (``steps.jsonl`` through ``store.ledger.ledger``, ``state.json`` through
 ``store.state.snapshot``; or the database the environment selects, through ``store.state.remote``,
 see :func:`shared`), so the callers are the same for either.
 
@@ -25,8 +25,8 @@ import time
 from store.base import jsonc as json
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state import snapshot
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state.location import LEDGER, LOCK, SNAPSHOT, TORN, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TextIO, Tuple
 
-    from store.state.chain import Verdict
+    from store.ledger.chain import Verdict
 
     Chosen = Tuple[str, str, str, Dict[str, Any]]  # step, status, note, extra fields
 
@@ -327,7 +327,7 @@ def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], byte
 
 def verify(layout: Layout) -> Verdict:
     """Walk the whole ledger (or the database's records) and name the first bad line."""
-    from store.state import chain
+    from store.ledger import chain
 
     remote = shared()
     return chain.verify_lines(remote.lines(layout)) if remote is not None else chain.verify(layout.ledger)
@@ -336,6 +336,6 @@ def verify(layout: Layout) -> Verdict:
 def verify_lines(lines: Iterator[Tuple[int, bytes, bool]]) -> Verdict:
     """Walk ``(offset, line, complete)`` in order and name the first bad line (``store push`` and
     ``pull`` check both sides with it)."""
-    from store.state import chain
+    from store.ledger import chain
 
     return chain.verify_lines(lines)

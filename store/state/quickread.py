@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from store.base import jsonc as json
-from store.state.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
+from store.ledger.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot, key_digest
 
 TYPE_CHECKING = False

@@ -26,8 +26,8 @@ from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
 from store.base import jsonc as json
 from store.base.errors import USAGE, BatonError, describe
+from store.ledger.ledger import LedgerError, canonical, check_link, parse_line, seal
 from store.state import attempts, claims, mirror
-from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal
 from store.state.mirror import fold
 from store.state.snapshot import Snapshot
 

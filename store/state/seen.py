@@ -13,9 +13,9 @@ import os
 
 from store.base import durable
 from store.base import jsonc as json
+from store.ledger.sealing import sha256_maker
 from store.state.location import HOOKS_LOCK
 from store.state.protocol import HEADER, session_context
-from store.state.sealing import sha256_maker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

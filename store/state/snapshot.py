@@ -17,8 +17,8 @@ import os
 
 from store.base import jsonc as json
 from store.base.values import Value
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 from store.state import claims
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ class Snapshot(Value):
 
 def key_digest(key: str) -> str:
     """The name of a ``baton once`` key in the index: 32 hex digits of its SHA-256."""
-    from store.state.sealing import sha256_maker
+    from store.ledger.sealing import sha256_maker
 
     return str(sha256_maker()(key.encode("utf-8", "surrogatepass")).hexdigest()[:32])
 

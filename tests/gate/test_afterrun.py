@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from store.gate import afterrun, sandbox
+from store.sandbox import afterrun, bwrap_args
 
 
 def job(tmp_path: Path) -> Path:
@@ -22,9 +22,9 @@ def job(tmp_path: Path) -> Path:
 
 def record(project: Path, writes: object, protect: tuple = ()) -> dict:  # type: ignore[type-arg]
     home = project.parent / "home"
-    policy = sandbox.Policy(str(project), str(project / ".baton"), str(home / ".config/baton"), str(home),
+    policy = bwrap_args.Policy(str(project), str(project / ".baton"), str(home / ".config/baton"), str(home),
                             writes, protect)  # type: ignore[arg-type]
-    return sandbox.build(policy).after_check(policy)
+    return bwrap_args.build(policy).after_check(policy)
 
 
 def test_new_files_outside_a_widened_glob_are_removed_and_the_rest_kept(tmp_path: Path) -> None:

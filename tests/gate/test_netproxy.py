@@ -16,7 +16,7 @@ from typing import Any, Dict, Iterator, Tuple
 import gatemodes
 import pytest
 
-from store.gate import netproxy, rewrite
+from store.sandbox import netproxy, rewrite
 
 
 @pytest.mark.parametrize("host, ok", [("pypi.org", True), ("PyPI.org.", True), ("files.pypi.org", False),
@@ -35,7 +35,7 @@ def test_a_host_must_be_allowed_by_every_group(host: str, ok: bool) -> None:
 
 def test_the_plan_sets_the_groups() -> None:
     from store.gate.enforce import network_for
-    from store.state.plan import parse_text
+    from store.plan.plan import parse_text
 
     def network(plan: Dict[str, Any], read_only: bool = False) -> Any:
         parsed = parse_text(json.dumps({**plan, "steps": ["a"]}), "plan.json")

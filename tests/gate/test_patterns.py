@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from store.gate import patterns
+from store.gate.rules import deny_bash
 from store.shell import analyse
 
 ROWS = [
@@ -32,7 +32,7 @@ ROWS = [
 
 @pytest.mark.parametrize("command,pattern,hit", ROWS, ids=[f"{r[1]} ~ {r[0]}"[:60] for r in ROWS])
 def test_hit(command: str, pattern: str, hit: bool, tmp_path: Path) -> None:
-    assert bool(patterns.hit(pattern, command, analyse(command, str(tmp_path), "/h"))) is hit
+    assert bool(deny_bash.hit(pattern, command, analyse(command, str(tmp_path), "/h"))) is hit
 
 
 def test_file_patterns_expand_to_the_files_there(tmp_path: Path) -> None:
@@ -40,7 +40,7 @@ def test_file_patterns_expand_to_the_files_there(tmp_path: Path) -> None:
     (tmp_path / "src" / "a.py").write_text("")
 
     def hit(command: str, pattern: str) -> bool:
-        return bool(patterns.hit(pattern, command, analyse(command, str(tmp_path), "/h")))
+        return bool(deny_bash.hit(pattern, command, analyse(command, str(tmp_path), "/h")))
 
     assert not hit("wc -l src/*.py", "*--force*")
     assert not hit("git push origin *", "*--force*")

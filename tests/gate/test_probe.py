@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from store.gate import probe
+from store.sandbox import probe
 
 
 def env(home: Path) -> dict:  # type: ignore[type-arg]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.gate import probe, rewrite, sandbox
+from store.sandbox import bwrap_args, probe, rewrite
 
 
 @given(st.text(st.characters(codec="utf-8", blacklist_characters="\x00"), max_size=200))
@@ -47,10 +47,10 @@ class Shell:
     def line(self, command: str, args_file: str = "") -> str:
         self.calls += 1
         if not args_file:
-            policy = sandbox.Policy(str(self.project), str(self.project / ".baton"),
+            policy = bwrap_args.Policy(str(self.project), str(self.project / ".baton"),
                                     str(self.home / ".config" / "baton"), str(self.home), ("src/**",))
             args_file = str(self.project / ".baton" / "run" / f"{self.calls}.args")
-            rewrite.write_args(args_file, sandbox.build(policy).args)
+            rewrite.write_args(args_file, bwrap_args.build(policy).args)
         return rewrite.sandboxed(command, self.bwrap, args_file, args_file + ".started")
 
     def run(self, command: str, args_file: str = "", stdin: str = "") -> Tuple[int, str, str, str]:

@@ -8,7 +8,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from store.gate import probe, runs
+from store.sandbox import probe, runs
 
 
 def test_a_run_is_running_while_its_sandbox_lives(tmp_path: Path) -> None:

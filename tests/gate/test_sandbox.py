@@ -9,9 +9,9 @@ from typing import List
 
 import pytest
 
-from store.gate import mounts, sandbox
-from store.gate.mounts import Globs, could_contain
-from store.gate.writable import never_globs, plan_never, plan_writes
+from store.sandbox import bwrap_args, mounts
+from store.sandbox.mounts import Globs, could_contain
+from store.sandbox.writable import never_globs, plan_never, plan_writes
 
 
 def tree(root: Path, *paths: str) -> Path:
@@ -121,19 +121,19 @@ def test_home_files_count_only_when_a_writable_area_reaches_the_home_folder(proj
     assert any(p.endswith("/.bashrc") for p in never_globs(str(project), home, [], [home + "/notes"]).patterns)
 
 
-def policy(project: Path, **fields: object) -> sandbox.Policy:
+def policy(project: Path, **fields: object) -> bwrap_args.Policy:
     home = project.parent / "home"
     (home / ".cache").mkdir(parents=True, exist_ok=True)
     values = {"writes": ("src/**",), "protect": (), **fields}
-    return sandbox.Policy(str(project), str(project / ".baton"), str(home / ".config" / "baton"), str(home),
+    return bwrap_args.Policy(str(project), str(project / ".baton"), str(home / ".config" / "baton"), str(home),
                           **values)  # type: ignore[arg-type]
 
 
 def test_bwrap_arguments_are_in_the_order_that_makes_them_safe(project: Path) -> None:
     tree(project, ".git/config")
-    args = sandbox.build(policy(project), lock=str(project / ".baton" / "x.lock")).args
+    args = bwrap_args.build(policy(project), lock=str(project / ".baton" / "x.lock")).args
     text = " ".join(args)
-    assert args[:len(sandbox.NAMESPACES)] == list(sandbox.NAMESPACES) and "--cap-drop ALL" in text
+    assert args[:len(bwrap_args.NAMESPACES)] == list(bwrap_args.NAMESPACES) and "--cap-drop ALL" in text
     assert "--unshare-net" not in args
     root = text.index("--ro-bind / /")
     src = text.index(f"--bind {project}/src {project}/src")
@@ -147,19 +147,19 @@ def test_bwrap_arguments_are_in_the_order_that_makes_them_safe(project: Path) ->
 
 
 def test_a_step_that_only_reads_gets_no_writable_project_and_no_network(project: Path) -> None:
-    args = sandbox.build(policy(project, writes=(), git="ro", network="none")).args
+    args = bwrap_args.build(policy(project, writes=(), git="ro", network="none")).args
     text = " ".join(args)
     assert "--unshare-net" in args and f"--bind {project}" not in text
 
 
 def test_private_caches_point_every_package_tool_into_the_job(project: Path) -> None:
     p = policy(project, caches="private")
-    text = " ".join(sandbox.build(p).args)
+    text = " ".join(bwrap_args.build(p).args)
     assert f"--setenv PIP_CACHE_DIR {p.job_dir}/cache/pip" in text
     assert f"--bind {project.parent}/home/.cache {project.parent}/home/.cache" not in text
 
 
 def test_the_job_folder_is_one_per_state_folder(project: Path) -> None:
     home = str(project.parent / "home")
-    assert sandbox.job_folder(str(project / ".baton"), home) == sandbox.job_folder(str(project / ".baton"), home)
-    assert sandbox.job_folder(str(project / ".baton"), home) != sandbox.job_folder(str(project / "x"), home)
+    assert bwrap_args.job_folder(str(project / ".baton"), home) == bwrap_args.job_folder(str(project / ".baton"), home)
+    assert bwrap_args.job_folder(str(project / ".baton"), home) != bwrap_args.job_folder(str(project / "x"), home)

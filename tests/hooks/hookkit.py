@@ -112,7 +112,7 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
     with ``updatedInput`` (without it baton would skip or take over the person's prompt; alone,
     Claude Code would check its rules on the rewrite), only for Bash, and holding the call's own
     input with its command replaced by one of the sandbox's two forms: the original command run in
-    bubblewrap (:func:`store.gate.rewrite.sandboxed`, rebuilt here from its parts and compared
+    bubblewrap (:func:`store.sandbox.rewrite.sandboxed`, rebuilt here from its parts and compared
     whole) or a plain ``baton`` invocation by absolute paths (:func:`store.gate.baton_calls.launcher`).
     With ``payload``, the rewrite must hold exactly the call's command and fields."""
     decision = specific["permissionDecision"]
@@ -139,7 +139,7 @@ def sandbox_original(line: str) -> Optional[str]:
     of it (a run file under ``.baton/run/``, bwrap or baton's proxy started by absolute path)."""
     import shlex
 
-    from store.gate import rewrite
+    from store.sandbox import rewrite
 
     original = rewrite.original_of(line)
     found = re.search(r"__baton_snapshot=\$__baton_s (.*?) --args 7 --chdir ", line)
@@ -150,7 +150,7 @@ def sandbox_original(line: str) -> Optional[str]:
     if not launch or not all(os.path.isabs(w) for w in launch[:1]):
         return None
     proxy = tuple(launch) if len(launch) > 1 else ()
-    if proxy and not (launch[1:4] == ["-I", "-S", launch[3]] and launch[3].endswith("/store/gate/netproxy.py")
+    if proxy and not (launch[1:4] == ["-I", "-S", launch[3]] and launch[3].endswith("/store/sandbox/netproxy.py")
                       and launch[-1] == "--"):
         return None
     rebuilt = rewrite.sandboxed(original, launch[0], files.group(1) + ".args", files.group(1) + ".started", proxy)
@@ -162,7 +162,7 @@ def launcher_original(line: str) -> Optional[str]:
     ``-I -S``, a plugin's ``bin/baton``; only ``baton once`` gets an environment (its sandbox)."""
     import shlex
 
-    from store.gate import rewrite
+    from store.sandbox import rewrite
 
     try:
         words = shlex.split(line)

@@ -16,7 +16,7 @@ import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store.gate import probe, runs
+from store.sandbox import probe, runs
 
 PLAN = {"steps": [{"id": "build", "writes": ["src/**"]}, {"id": "ship", "approval": True}]}
 

@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.base import chars
-from store.gate import effects, patterns, permissions, simple_commands
-from store.shell import builtin, commands, environment, lex, programs, scan, variables, words, writers
+from store.gate import permissions
+from store.gate.rules import deny_bash, effects
+from store.shell import builtin, commands, environment, lex, programs, scan, simple, variables, words, writers
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = "aZ_09"
@@ -133,7 +134,7 @@ ROWS: List[Row] = [
         lambda s: re.match(r"--outp(?:ut?)?(?:=|\Z)", s) is not None, "-outp=x\n"),
     Row("builtin._cd_option", builtin._cd_option, _full(r"-[LPe@]+|--"), "-LPe@x"),
     Row("builtin.letters_option", builtin.letters_option, _full(r"[-+][A-Za-z]+"), "-+aZ9\n"),
-    Row("simple_commands._assignment", simple_commands._assignment,
+    Row("simple._assignment", simple._assignment,
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=", s) is not None, NAMES + "[]+=\n"),
     Row("writers._no_option", writers._no_option, _full(r"-n[a-zA-Z]+"), "-nvZ9"),
     Row("commands.is_python", commands.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
@@ -152,7 +153,7 @@ ROWS: List[Row] = [
         lambda s: re.match(r"^(?:sudo|command|builtin|exec|nohup|time|setsid|stdbuf|nice|env|timeout|xargs)$", s)
         is not None, "sudoenvtime\n"),
     Row("permissions._duration", permissions._duration, _full(r"[0-9.]+[smhd]?"), "09.smhdx"),
-    Row("patterns.tokens", patterns.tokens, lambda s: re.findall(r"[A-Za-z0-9_.+-]+", s), "aZ9_.+- /é"),
+    Row("deny_bash.tokens", deny_bash.tokens, lambda s: re.findall(r"[A-Za-z0-9_.+-]+", s), "aZ9_.+- /é"),
 ]
 
 
@@ -188,11 +189,12 @@ def test_the_bash_gate_reads_common_commands_without_importing_re(tmp_path: Path
         "import sys\n"
         "from store.base import jsonc as json\n"
         "from store.shell import analyse\n"
-        "from store.gate import patterns, permissions\n"
+        "from store.gate import permissions\n"
+        "from store.gate.rules import deny_bash\n"
         "for command in json.loads(sys.argv[1]):\n"
         "    s = analyse(command, sys.argv[2], '/home/u')\n"
         "    permissions.rule_matches('git push*', command)\n"
-        "    [patterns.hit(p, command, s) for p in ('git push*', '*--force*', 'rm -rf *', 'curl * | sh*')]\n"
+        "    [deny_bash.hit(p, command, s) for p in ('git push*', '*--force*', 'rm -rf *', 'curl * | sh*')]\n"
         "print(json.dumps(sorted(m for m in ('re', 'fnmatch', 'glob', 'enum', 'functools') if m in sys.modules)))\n"
     )
     import json

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.state import chain
-from store.state.chain import Verdict
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, seal
-from store.state.sealing import all_sealed
+from store.ledger import chain
+from store.ledger.chain import Verdict
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, seal
+from store.ledger.sealing import all_sealed
 
 
 def reference(data: bytes) -> Verdict:

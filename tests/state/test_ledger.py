@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.state import ledger
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
+from store.ledger import ledger
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 
 if TYPE_CHECKING:
     from conftest import ChainLines

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from store.state.plan import PHASES, Plan, PlanError, Rule, Step, load_plan, parse_plan, parse_text
+from store.plan.plan import PHASES, Plan, PlanError, Rule, Step, load_plan, parse_plan, parse_text
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox

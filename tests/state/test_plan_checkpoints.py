@@ -7,7 +7,7 @@ from typing import Any, Dict
 
 import pytest
 
-from store.state.plan import PlanError, parse_plan
+from store.plan.plan import PlanError, parse_plan
 
 
 def test_the_fields_are_read_with_their_defaults() -> None:

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any, Dict, List
 
 import pytest
 
-from store.state.hosts import host_matches, host_policy, mcp_name, normal_host
-from store.state.plan import PlanError, parse_plan
-from store.state.rules import DEFAULT_CHECKS, checks, read_only_globs
+from store.plan.hosts import host_matches, host_policy, mcp_name, normal_host
+from store.plan.plan import PlanError, parse_plan
+from store.plan.rules import DEFAULT_CHECKS, checks, read_only_globs
 
 if TYPE_CHECKING:
     from conftest import Baton

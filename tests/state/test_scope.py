@@ -14,11 +14,11 @@ import pytest
 from store.cli import actions
 from store.gate import policy
 from store.gate.call import Call
+from store.plan.plan import parse_plan
+from store.plan.scope import scope_of, widened
 from store.state import approvals
 from store.state.job import Job
 from store.state.location import Layout
-from store.state.plan import parse_plan
-from store.state.scope import scope_of, widened
 
 BASE: Dict[str, Any] = {
     "rules": [{"deny_bash": "git push*"}], "protect": ["secrets/**"], "effects": ["gh pr create*"],

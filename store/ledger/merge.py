@@ -16,7 +16,7 @@ from pathlib import Path
 
 from store.base.errors import BatonError
 from store.base.values import Frozen
-from store.state.ledger import GENESIS, LedgerError, format_line, iter_lines, parse_line, seal
+from store.ledger.ledger import GENESIS, LedgerError, format_line, iter_lines, parse_line, seal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

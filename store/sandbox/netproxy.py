@@ -8,7 +8,7 @@ starts bwrap (whose arguments give the command no network of its own, ``--unshar
 relays CONNECT tunnels and plain HTTP requests only to the allowed hosts. Each GROUP is a
 comma-separated list of host patterns (the step's ``sandbox.network.allow_hosts``, or one
 ``allow_hosts`` rule); a host must match a pattern of every group, compared as the rules compare
-hosts (``store.state.hosts``: ``pypi.org``, ``*.github.com`` for its subdomains, addresses).
+hosts (``store.plan.hosts``: ``pypi.org``, ``*.github.com`` for its subdomains, addresses).
 Anything that ignores the proxy variables has no network at all. It lives exactly as long as the
 command; it is the one case where a second interpreter starts.
 """
@@ -27,7 +27,7 @@ import threading
 if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.path): store/ is three folders up
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from store.state.hosts import host_matches, normal_host  # noqa: E402 - after the path above
+from store.plan.hosts import host_matches, normal_host  # noqa: E402 - after the path above
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional, Sequence, Tuple
 
-    from store.state.rules import Rule
+    from store.plan.rules import Rule
 
 
 class HostPolicy(Frozen):

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from store.base import jsonc as json
 from store.base.values import Frozen
-from store.state.ledger import GENESIS, LedgerError, check_link, parse_line
-from store.state.sealing import sealed_hashes
+from store.ledger.ledger import GENESIS, LedgerError, check_link, parse_line
+from store.ledger.sealing import sealed_hashes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

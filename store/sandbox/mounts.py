@@ -4,7 +4,7 @@ Bind mounts have no globs. A glob whose fixed part is an existing folder followe
 (``src/**``) is bound read-write exactly. Any other glob (``docs/*.md``, ``*.md``, a file not yet
 created) widens to the deepest existing folder above it: that folder is bound read-write, every
 existing entry in it that the globs do not cover becomes a read-only "island" (bound on top), and
-new entries the globs do not cover are removed after the command (:mod:`store.gate.afterrun`).
+new entries the globs do not cover are removed after the command (:mod:`store.sandbox.afterrun`).
 Paths that must never be written (protect globs, files that run code later) get the opposite
 treatment: existing ones are bound read-only, new ones are removed after the command.
 """

@@ -2,7 +2,7 @@
 
 A short pure-shell line; outside the sandbox it runs only shell builtins and bwrap by its absolute
 path (no PATH lookup; no second interpreter, but for a network allowlist's proxy,
-``store/gate/netproxy.py``). bwrap reads its arguments from a file baton wrote in
+``store/sandbox/netproxy.py``). bwrap reads its arguments from a file baton wrote in
 ``.baton/run/`` (``--args``), which nothing in the sandbox can write. The original command is one
 single-quoted argument, evaluated only inside, after the person's shell snapshot is sourced there as
 Claude Code sources it outside, so functions and aliases work. The inner shell reports its final
@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Sequence
 
-# with a network allowlist, start the forwarder to baton's proxy first (store/gate/netproxy.py)
+# with a network allowlist, start the forwarder to baton's proxy first (store/sandbox/netproxy.py)
 PROXY = ("if [ -n \"${__baton_proxy-}\" ]; then exec 8< <(\"$__baton_python\" -I -S -c \"$__baton_forwarder\" "
          "\"$__baton_proxy\" 3>&-); read -r -t 10 -u 8 __baton_i; exec 8<&-; fi; "
          "unset __baton_proxy __baton_python __baton_forwarder __baton_i; ")

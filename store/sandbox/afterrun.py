@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import stat
 
-from store.gate.mounts import Globs
-from store.gate.writable import never_globs
+from store.sandbox.mounts import Globs
+from store.sandbox.writable import never_globs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def _restore_links(walk: Mapping[str, Any], restored: List[str]) -> None:
 
 
 def check(run: Mapping[str, Any]) -> Dict[str, List[str]]:
-    """Undo what ``run`` (a record from :mod:`store.gate.runs`) left outside its globs; report it."""
+    """Undo what ``run`` (a record from :mod:`store.sandbox.runs`) left outside its globs; report it."""
     project, home = str(run["project"]), str(run["home"])
     removed: List[str] = []
     restored: List[str] = []
@@ -168,7 +168,7 @@ def report(found: Mapping[str, List[str]], project: str) -> str:
 def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str], str]:
     """For PostToolUse: the original command of this Bash call (``None`` when it ran unsandboxed) and
     what the after-checks undid, of this run and of background runs still on record."""
-    from store.gate import runs
+    from store.sandbox import runs
 
     original: Optional[str] = None
     lines: List[str] = []

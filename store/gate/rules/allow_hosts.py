@@ -19,8 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.hosts import HostPolicy
     from store.shell.report import Scan
-    from store.state.hosts import HostPolicy
 
 _NET_ENV = lazy(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
                 r"|SSH_|CURL_|WGET|HOME\Z|XDG_CONFIG_HOME\Z|HOSTALIASES\Z|RES_OPTIONS\Z|LOCALDOMAIN\Z)")

@@ -1,6 +1,6 @@
 """The plan's ``effects``: side effects that may only run through ``baton once``.
 
-A Bash command whose resolved simple commands (see ``store.gate.patterns``) match one of the
+A Bash command whose resolved simple commands (see ``store.gate.rules.deny_bash``) match one of the
 plan's ``effects`` patterns is refused unless that very command is the one a ``baton once`` in it
 wraps; the refusal shows the wrapped form, so a resumed session never does the side effect twice.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from store.base.regex import lazy
-from store.gate import patterns
 from store.gate.call import chains, refuse
+from store.gate.rules import deny_bash
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def unwrapped(scan: Scan, effects: Sequence[str]) -> Optional[Tuple[str, str]]:
             wrapped[text] -= 1
             continue
         for pattern in effects:
-            if patterns.invocation_hit(pattern, patterns.program_of(pattern), inv):
+            if deny_bash.invocation_hit(pattern, deny_bash.program_of(pattern), inv):
                 return _shown(inv.argv), pattern
     return None
 

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from typing import Any, List, Mapping, Optional, Sequence
 
     from store.gate.call import Call
+    from store.plan.rules import Rule
     from store.shell.report import Scan
-    from store.state.rules import Rule
 
 MAX_BYTES = 20 * 1024 * 1024
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from store.gate.code_paths import HOME_CODE, PROJECT_CODE
-from store.gate.mounts import FORBIDDEN_ROOTS, Globs, Walk, existing_folder, inside, outermost, static_prefix, walk
+from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
+from store.sandbox.mounts import FORBIDDEN_ROOTS, Globs, Walk, existing_folder, inside, outermost, static_prefix, walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable, List, Mapping, Optional, Sequence, Set
 
+    from store.plan.rules import Rule
     from store.shell.report import Scan
-    from store.state.rules import Rule
 
 LOCAL_WRITES = frozenset(("commit", "merge", "reset", "rebase", "cherry-pick", "revert", "am", "pull",
                           "filter-branch"))

@@ -17,7 +17,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-    from store.state.plan import Plan, Step
+    from store.plan.plan import Plan, Step
 
 LISTS = ("tools", "writes", "bash")
 
@@ -71,7 +71,7 @@ def _wider_network(was: Any, now: Any) -> bool:
 
 
 def digest(body: Mapping[str, Any]) -> str:
-    from store.state.sealing import sha256_maker  # the built-in SHA-256: no OpenSSL to load
+    from store.ledger.sealing import sha256_maker  # the built-in SHA-256: no OpenSSL to load
 
     payload = {k: body.get(k) for k in ("step", "job")}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))

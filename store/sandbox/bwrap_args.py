@@ -13,15 +13,15 @@ from __future__ import annotations
 import os
 
 from store.base import checksums
-from store.gate.mounts import Globs, inside
-from store.gate.writable import never_globs, plan_never, plan_writes
+from store.sandbox.mounts import Globs, inside
+from store.sandbox.writable import never_globs, plan_never, plan_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple, Union
 
-    from store.gate.mounts import Walk
-    from store.gate.writable import NeverPlan
+    from store.sandbox.mounts import Walk
+    from store.sandbox.writable import NeverPlan
 
     Network = Union[str, Tuple[Tuple[str, ...], ...]]  # "host", "none", or groups of allowed host patterns
 
@@ -76,7 +76,7 @@ class Built:
         self.args, self.writable, self.walks, self.never, self.notes = args, writable, walks, never, notes
 
     def after_check(self, policy: Policy) -> Dict[str, Any]:
-        """What :func:`store.gate.afterrun.check` needs, as JSON-ready data for the run's record."""
+        """What :func:`store.sandbox.afterrun.check` needs, as JSON-ready data for the run's record."""
         return {"project": policy.project, "home": policy.home, "protect": list(policy.protect),
                 "writes": None if policy.writes is None else list(policy.writes), "writable": self.writable,
                 "absent": self.never.absent,

@@ -4,7 +4,7 @@ Two forms are accepted. The seed form ``{"steps": ["a", "b"]}`` gives ungated st
 form gives step objects (``id``, ``title``, ``phase``, ``tools``, ``writes``, ``bash``,
 ``approval``, ``validate``, ``skippable``, the checkpoint fields ``inputs``, ``artifacts``,
 ``rerun``, and ``needs``) and job fields (``job``, ``limits``, ``protect``, ``rules``, whose kinds
-are validated in ``store.state.rules``, ``effects``). Every mistake raises :class:`PlanError` with
+are validated in ``store.plan.rules``, ``effects``). Every mistake raises :class:`PlanError` with
 one line naming the file, the step and the field.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from store.base import jsonc as json
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
-from store.state import sandbox_settings
-from store.state.rules import Rule, RuleError, parse_rules
-from store.state.sandbox_settings import SandboxSettings
+from store.plan import sandbox_settings
+from store.plan.rules import Rule, RuleError, parse_rules
+from store.plan.sandbox_settings import SandboxSettings
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

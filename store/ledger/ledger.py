@@ -14,7 +14,7 @@ import os
 
 from store.base import jsonc as json
 from store.base.values import Frozen
-from store.state.sealing import one_sha256, sealed_intact
+from store.ledger.sealing import one_sha256, sealed_intact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -5,7 +5,7 @@ Kinds: ``deny_bash`` (a command pattern), ``protect_branches`` (branch globs, ``
 glob -> command, ``seconds``) and ``allow_hosts`` (host globs, ``allow_mcp`` server names).
 :func:`parse_rules` validates them with the one-line errors every plan error gets. The helpers
 at the end give other parts (the gate, a sandbox) what they need without knowing the plan's
-shape: :func:`read_only_globs`, :func:`checks`; ``store.state.hosts`` gives the host allowlist.
+shape: :func:`read_only_globs`, :func:`checks`; ``store.plan.hosts`` gives the host allowlist.
 """
 
 from __future__ import annotations

@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate import claude_settings, probe
+from store.sandbox import claude_settings, probe
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 
 class Mode:

@@ -18,8 +18,7 @@ import os
 from store.base import paths as scope
 from store.gate import runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
-from store.plan.hosts import host_policy
-from store.plan.rules import of_kind
+from store.gate.rules import checks_for
 from store.shell import analyse
 from store.state import approvals
 
@@ -140,46 +139,15 @@ def _hidden_effects(call: Call, result: Scan) -> List[str]:
 
 
 def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step: str = "?") -> Optional[str]:
-    """The plan's rules: deny_bash, effects (only through ``baton once``; ``step`` names the key it
-    suggests), protect_branches, deny_content, allow_hosts (and the count of operations that leave
-    the machine, kept on ``call.external`` for ``limits.external_ops``)."""
+    """The plan's rules, each kind by its module in ``store.gate.rules`` (deny_bash, effects: only through
+    ``baton once``, ``step`` naming the key it suggests; protect_branches, deny_content, allow_hosts and the
+    count of operations that leave the machine, kept on ``call.external`` for ``limits.external_ops``)."""
     if plan is None:
         return None
-    for rule in of_kind(plan.rules, "deny_bash"):
-        from store.gate.rules import deny_bash  # a plan with deny_bash rules
-
-        how = deny_bash.hit(rule.value, command, result)
-        if how:
-            detail = f": {rule.reason}" if rule.reason else ""
-            return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
-                                  f"({how}).")
-    if plan.effects:
-        from store.gate.rules import effects  # a plan with side effects kept to `baton once`
-
-        effect = effects.unwrapped(result, plan.effects)
-        if effect:
-            return effects.reason(effect[0], effect[1], step)
-    branch_rules = of_kind(plan.rules, "protect_branches")
-    if branch_rules:
-        from store.gate.rules import protect_branches
-
-        verdict = protect_branches.check(branch_rules, result, call.env)
+    for check in checks_for(plan, "bash"):
+        verdict = check(call, plan, command, result, step)
         if verdict:
             return verdict
-    content_rules = of_kind(plan.rules, "deny_content")
-    if content_rules:
-        from store.gate.rules import deny_content
-
-        verdict = deny_content.check_bash(call, content_rules, result)
-        if verdict:
-            return verdict
-    hosts = host_policy(plan.rules)
-    if hosts is not None or plan.limits.get("external_ops"):
-        from store.gate.rules import allow_hosts
-
-        sent = allow_hosts.bash(result, hosts, call.project, call.home, call.env)
-        call.external = sent.count
-        return sent.refusal
     return None
 
 

@@ -47,13 +47,13 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
     never = target_reason(call, raw, plan, Rules(None)) or _linked(call, raw, plan) or _racing(call, raw, plan)
     if never:
         return never
-    content_rules = tuple(r for r in plan.rules if r.kind == "deny_content") if plan else ()
-    if content_rules:
-        from store.gate.rules.deny_content import check_write
+    if plan is not None:
+        from store.gate.rules import checks_for  # the plan's rules that judge a file's writes (deny_content)
 
-        verdict = check_write(call, content_rules, raw)
-        if verdict:
-            return verdict
+        for check in checks_for(plan, "write"):
+            verdict = check(call, plan, raw)
+            if verdict:
+                return verdict
     if read_only:
         return refuse(read_only[0], f"baton denied {call.tool} on {raw}: {read_only[1]}")
     return tools_check(call, rules) or target_reason(call, raw, plan, rules)

@@ -45,7 +45,7 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
                  "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
                  "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
-                  "store.sandbox", "store.sandbox.code_paths", "store.base.paths"})
+                  "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the

@@ -14,12 +14,15 @@ from __future__ import annotations
 from store.base.regex import lazy
 from store.gate.call import refuse
 from store.gate.urls import url_host
+from store.plan.hosts import host_policy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+    from store.gate.call import Call
     from store.plan.hosts import HostPolicy
+    from store.plan.plan import Plan
     from store.shell.report import Scan
 
 _NET_ENV = lazy(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
@@ -33,7 +36,15 @@ class Egress:
         self.count, self.refusal = count, refusal
 
 
-def bash(scan: Scan, policy: Optional[HostPolicy], project: str, home: str, env: Mapping[str, str]) -> Egress:
+def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optional[str]:
+    """The refusal for a destination the ``allow_hosts`` rules do not allow, or None; the operations
+    that leave the machine are counted on ``call.external`` (``limits.external_ops``)."""
+    sent = sent_by(scan, host_policy(plan.rules), call.project, call.home, call.env)
+    call.external = sent.count
+    return sent.refusal
+
+
+def sent_by(scan: Scan, policy: Optional[HostPolicy], project: str, home: str, env: Mapping[str, str]) -> Egress:
     from store.gate.netcmds import Context, destinations  # Bash only: WebFetch and MCP calls need none of it
 
     count, refusal = 0, None

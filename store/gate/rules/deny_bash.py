@@ -15,15 +15,30 @@ whole command, whitespace collapsed, as in baton 0.1.0.
 from __future__ import annotations
 
 from store.base import wild
+from store.gate.call import refuse
+from store.plan.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple
 
+    from store.gate.call import Call
+    from store.plan.plan import Plan
     from store.shell.report import Invocation, Scan
 
 _OPERATORS = frozenset("|;&<>")
 _TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")
+
+
+def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optional[str]:
+    """The refusal for the first ``deny_bash`` rule the command breaks, or None."""
+    for rule in of_kind(plan.rules, "deny_bash"):
+        how = hit(rule.value, command, scan)
+        if how:
+            detail = f": {rule.reason}" if rule.reason else ""
+            return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
+                                  f"({how}).")
+    return None
 
 
 def hit(pattern: str, command: str, scan: Scan) -> Optional[str]:

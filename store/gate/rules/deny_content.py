@@ -14,16 +14,28 @@ import os
 from store.base import jsonc as json
 from store.base import paths as scope
 from store.gate.call import refuse
+from store.plan.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, List, Mapping, Optional, Sequence
 
     from store.gate.call import Call
+    from store.plan.plan import Plan
     from store.plan.rules import Rule
     from store.shell.report import Scan
 
 MAX_BYTES = 20 * 1024 * 1024
+
+
+def write(call: Call, plan: Plan, raw: str) -> Optional[str]:
+    """Write, Edit or NotebookEdit on ``raw``: the refusal when the file would match a rule, or None."""
+    return check_write(call, of_kind(plan.rules, "deny_content"), raw)
+
+
+def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optional[str]:
+    """The refusal for a command that writes (or may write) a covered file, or None."""
+    return check_bash(call, of_kind(plan.rules, "deny_content"), scan)
 
 
 def covering(rules: Sequence[Rule], real: str, project: str, home: str) -> List[Rule]:

@@ -17,6 +17,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, Optional, Sequence, Tuple
 
+    from store.gate.call import Call
+    from store.plan.plan import Plan
     from store.shell.report import Scan
 
 ONCE = lazy(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
@@ -38,6 +40,13 @@ def lone_once_inner(command: str, scan: Scan) -> str:
     if len(scan.baton) != 1 or not ONCE.match(" ".join(command.split())) or chains(command):
         return ""
     return once_inner(scan.baton[0])
+
+
+def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optional[str]:
+    """The refusal for a side effect run without ``baton once`` (showing the form to run, with a key
+    named after ``step``), or None."""
+    effect = unwrapped(scan, plan.effects)
+    return reason(effect[0], effect[1], step) if effect else None
 
 
 def unwrapped(scan: Scan, effects: Sequence[str]) -> Optional[Tuple[str, str]]:

@@ -18,11 +18,14 @@ from store.base import wild
 from store.gate.call import refuse
 from store.gate.gitargs import GitCall, Unreadable, git_calls
 from store.gate.repo import RepoError
+from store.plan.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable, List, Mapping, Optional, Sequence, Set
 
+    from store.gate.call import Call
+    from store.plan.plan import Plan
     from store.plan.rules import Rule
     from store.shell.report import Scan
 
@@ -35,6 +38,11 @@ _GH_REF_WRITES = ("git/refs", "/merges", "/merge", "/contents/", "/branches/", "
 
 class Blocked(Exception):
     """This command updates (or may update) a protected branch: the message says how."""
+
+
+def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optional[str]:
+    """The refusal for a command that updates (or may update) a protected branch, or None."""
+    return check(of_kind(plan.rules, "protect_branches"), scan, call.env)
 
 
 def check(rules: Sequence[Rule], scan: Scan, env: Mapping[str, str]) -> Optional[str]:

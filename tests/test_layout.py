@@ -160,6 +160,18 @@ def test_an_unused_permission_is_seen() -> None:
     assert part_edges(edges) == {"store.gate": {"store.shell"}, "store.shell": set()}
 
 
+def behind_faces(edges: Graph) -> List[str]:
+    """Imports, from outside ``store.shell``, of a module behind its face (``analyse``, ``simple_commands``
+    and their types, all in ``store/shell/__init__.py``)."""
+    return sorted(f"{source} imports {target}" for source, targets in edges.items() for target in targets
+                  if target.startswith("store.shell.") and part_of(source) != "store.shell")
+
+
+def test_nothing_outside_the_shell_imports_what_is_behind_its_face() -> None:
+    assert behind_faces(graph()) == []
+    assert behind_faces({"store.gate.bash": {"store.shell.lex"}}) == ["store.gate.bash imports store.shell.lex"]
+
+
 def test_every_module_starts_by_saying_what_it_decides() -> None:
     missing = []
     for name, path in module_files():
@@ -182,7 +194,7 @@ def test_the_readme_map_lists_every_module_of_every_part() -> None:
     documented = {}
     for part, modules, _ in _table("The parts"):
         folder = part.strip("`").rstrip("/")
-        names = set(re.findall(r"`(\w+)`", modules)) - {"analyse", "__init__"}
+        names = set(re.findall(r"`(\w+)`", modules)) - {"analyse", "simple_commands", "__init__"}
         documented[folder] = names
     on_disk = {}
     for folder in sorted(p.parent for p in (ROOT / "store").rglob("__init__.py")

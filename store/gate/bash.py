@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from typing import List, Optional, Sequence, Tuple
 
     from store.plan.plan import Plan
-    from store.shell.report import Scan
+    from store.shell import Scan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
 BATON_WRITE = ("record", "once", "claim", "release")

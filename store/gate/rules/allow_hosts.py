@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from store.gate.call import Call
     from store.plan.hosts import HostPolicy
     from store.plan.plan import Plan
-    from store.shell.report import Scan
+    from store.shell import Scan
 
 _NET_ENV = lazy(r"(?i)proxy|\A(?:npm_config_|yarn_|pip_|PIP_|TWINE_|UV_|POETRY_|CARGO_|GIT_|GH_|GITHUB_|DOCKER_"
                 r"|SSH_|CURL_|WGET|HOME\Z|XDG_CONFIG_HOME\Z|HOSTALIASES\Z|RES_OPTIONS\Z|LOCALDOMAIN\Z)")

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from store.gate.call import Call
     from store.plan.plan import Plan
-    from store.shell.report import Invocation, Scan
+    from store.shell import Invocation, Scan
 
 _OPERATORS = frozenset("|;&<>")
 _TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.+-")

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from store.gate.call import Call
     from store.plan.plan import Plan
     from store.plan.rules import Rule
-    from store.shell.report import Scan
+    from store.shell import Scan
 
 MAX_BYTES = 20 * 1024 * 1024
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from store.gate.call import Call
     from store.plan.plan import Plan
-    from store.shell.report import Scan
+    from store.shell import Scan
 
 ONCE = lazy(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from store.gate.call import Call
     from store.plan.plan import Plan
     from store.plan.rules import Rule
-    from store.shell.report import Scan
+    from store.shell import Scan
 
 LOCAL_WRITES = frozenset(("commit", "merge", "reset", "rebase", "cherry-pick", "revert", "am", "pull",
                           "filter-branch"))

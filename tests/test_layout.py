@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
@@ -170,6 +171,45 @@ def behind_faces(edges: Graph) -> List[str]:
 def test_nothing_outside_the_shell_imports_what_is_behind_its_face() -> None:
     assert behind_faces(graph()) == []
     assert behind_faces({"store.gate.bash": {"store.shell.lex"}}) == ["store.gate.bash imports store.shell.lex"]
+
+
+def misleading_aliases(name: str, source: str, known: Set[str]) -> List[str]:
+    """``import ... as NAME`` that hides what it names: a baton module under another name, or any name
+    under the name of a baton module or part, or of a standard library module."""
+    taken = {part for module in known for part in module.split(".")} | set(sys.stdlib_module_names)
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.asname is None or alias.asname == alias.name.rsplit(".", 1)[-1]:
+                    continue
+                full = alias.name if isinstance(node, ast.Import) else f"{node.module}.{alias.name}"
+                if full in known or alias.asname in taken:
+                    found.append(f"{name}: {alias.name} as {alias.asname}")
+    return found
+
+
+def test_no_alias_bears_another_modules_name() -> None:
+    files = dict(module_files())
+    known = set(files)
+    wrong = [w for name, path in files.items() for w in misleading_aliases(name, path.read_text("utf-8"), known)]
+    assert wrong == []
+    assert misleading_aliases("m", "from store.base import paths as scope\nfrom a import b as json\n"
+                                   "from a import c as c\nfrom a import d as e\n", {"store.base.paths"}) == [
+        "m: paths as scope", "m: b as json"]
+
+
+# one thing seen from two parts, under one name on purpose
+SAME_THING = {"rules": ["store.gate.rules", "store.plan.rules"]}  # the plan's rules: parsed there, checked here
+
+
+def test_no_two_modules_share_a_name() -> None:
+    names: Dict[str, List[str]] = {}
+    for name, _ in module_files():
+        if not name.startswith("store.") or name.count(".") < 2:
+            continue  # the parts' packages are named by their folders
+        names.setdefault(name.rsplit(".", 1)[1], []).append(name)
+    assert {n: sorted(found) for n, found in names.items() if len(found) > 1} == SAME_THING
 
 
 def test_every_module_starts_by_saying_what_it_decides() -> None:

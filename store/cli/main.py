@@ -15,8 +15,7 @@ from pathlib import Path
 
 from store import __version__
 from store.base.errors import CHECK, USAGE, BatonError, describe
-from store.cli import actions, command_files
-from store.cli import views as report
+from store.cli import actions, command_files, views
 from store.ledger.ledger import last_lines
 from store.state import journal, location, workers
 from store.state.job import Job
@@ -62,7 +61,7 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
 
     registered = gitmerge.register(layout)
     if args.json:
-        print(report.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
+        print(views.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
                               "archived": old.as_json() if old else None, "other_job": str(other) if other else None,
                               "command_files": dict(files), "merge_driver": registered or None}))
         return 0
@@ -101,7 +100,7 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
     extra, note = artifact_options(args.note)
     done = actions.record(layout, os.environ, args.step, args.status, " ".join(note), extra=extra)
     if args.json:
-        print(report.to_json(done.as_json()))
+        print(views.to_json(done.as_json()))
         return done.code
     first, *rest = done.message.split("\n")
     print(first)
@@ -119,9 +118,9 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
     journal.warn_torn(job.torn)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
     if args.json:
-        print(report.to_json(report.brief_data(job, session)))
+        print(views.to_json(views.brief_data(job, session)))
         return 0
-    gates = report.gates_news(job, os.environ)
+    gates = views.gates_news(job, os.environ)
     print(job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)]))
     return 0
 
@@ -131,7 +130,7 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     last, _ = journal.last_records(layout, 5)
-    data = report.status_data(job, last)
+    data = views.status_data(job, last)
     if args.json:
         import json
 
@@ -139,7 +138,7 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     else:
         from store.cli.dashboard import use_colour
 
-        print(report.status_text(data, use_colour(sys.stdout, os.environ), args.all))
+        print(views.status_text(data, use_colour(sys.stdout, os.environ), args.all))
     return 0
 
 
@@ -147,7 +146,7 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
     verdict = journal.verify(layout)
     where = layout.ledger if journal.shared() is None else "the job's records in the database"
     if args.json:
-        print(report.to_json({"ok": not verdict.problem, "ledger": str(where), "records": verdict.records,
+        print(views.to_json({"ok": not verdict.problem, "ledger": str(where), "records": verdict.records,
                               "last_hash": verdict.last_hash, "torn_bytes": verdict.torn,
                               "problem": verdict.problem or None}))
         return CHECK if verdict.problem else 0
@@ -179,11 +178,11 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if journal.shared() is not None:  # the records are in the job's database
         records, _ = journal.last_records(layout, args.n)
         for record in records:
-            print(report.to_json(record) if args.json else report.log_line(record))
+            print(views.to_json(record) if args.json else views.log_line(record))
         return 0
     start, end, torn = last_lines(layout.ledger, args.n)
     journal.warn_torn(len(torn))
-    report.write_log(layout.ledger, start, end, args.json, sys.stdout)
+    views.write_log(layout.ledger, start, end, args.json, sys.stdout)
     return 0
 
 
@@ -226,15 +225,15 @@ def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
 
 
 def cmd_report(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.cli.report import cmd_report as run
+    from store.cli import report
 
-    return run(args, layout)
+    return report.cmd_report(args, layout)
 
 
 def cmd_export(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.cli.report import cmd_export as run
+    from store.cli import report
 
-    return run(args, layout)
+    return report.cmd_export(args, layout)
 
 
 def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -248,7 +247,7 @@ def cmd_commands(args: argparse.Namespace, layout: location.Layout) -> int:
     folder = command_files.folder_for(scope, layout.project, _home())
     done = command_files.install(folder) if args.action == "install" else command_files.remove(folder)
     if args.json:
-        print(report.to_json({"folder": str(folder), "files": dict(done)}))
+        print(views.to_json({"folder": str(folder), "files": dict(done)}))
     else:
         for path, what in done:
             print(f"{path}: {what}")
@@ -306,7 +305,7 @@ def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
     text = next_text(job)
     data = {"worker": job.worker, "step": got.step, "new": got.new, "complete": job.complete(), "next": text}
     if args.json:
-        print(report.to_json(data))
+        print(views.to_json(data))
     elif got.step is not None:
         verb = "claimed" if got.new else "already holds"
         title = f" - {job.next.title}" if job.next is not None and job.next.title else ""
@@ -320,7 +319,7 @@ def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, _worker_env(args))
     record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
     if args.json:
-        print(report.to_json({"worker": job.worker, "released": record["step"] if record else None,
+        print(views.to_json({"worker": job.worker, "released": record["step"] if record else None,
                               "queued": bool(record and record.get("queued"))}))
     elif record is None:
         print(f"worker {job.worker} holds no step; nothing released")

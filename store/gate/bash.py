@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate import runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
 from store.gate.rules import checks_for
@@ -67,7 +67,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
-    folded = scope.fold(command)
+    folded = paths.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
@@ -128,11 +128,11 @@ def _hidden_effects(call: Call, result: Scan) -> List[str]:
     for target in result.writes:
         real = os.path.realpath(target)
         for link, link_real in links:
-            if real != link_real and scope.under(real, link_real):
+            if real != link_real and paths.under(real, link_real):
                 out.append(f"it writes {call.shown(target)} through {call.shown(link)}, which it makes a link or moves")
                 break
     for entry in (call.env.get("PATH") or "/usr/bin").split(os.pathsep):  # unset: bash's default, system folders
-        if not os.path.isabs(entry) or scope.under(scope.real(entry), call.project):
+        if not os.path.isabs(entry) or paths.under(paths.real(entry), call.project):
             out.append(f"PATH holds {entry or '.'}, a folder in the project, so a program name may run a file there")
             break
     return out
@@ -152,7 +152,7 @@ def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
-    outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
+    outside = [t for t in writes if not paths.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
     if not outside and not opaque:
         return None
     inside = "Write/Edit inside those paths, " if rules.writes else ""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 
-from store.base import paths as scope
+from store.base import paths
 from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
 from store.state import approvals
 
@@ -81,19 +81,19 @@ class Call:
     def shown(self, target: str) -> str:
         """A path as the model should read it: resolved, project-relative when inside."""
         real = os.path.realpath(target)
-        rel = scope.relative(real, self.project)
+        rel = paths.relative(real, self.project)
         return rel if rel else real
 
 
 def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
     """(code, why) when a write to this path is never allowed, whatever the step."""
     for path in (real, raw_abs):
-        if any(scope.under(path, d) for d in call.state_dirs):
+        if any(paths.under(path, d) for d in call.state_dirs):
             return "own-files", ("it is inside .baton/, baton's own state; the ledger changes only through "
                                  "`baton record`")
-        if any(scope.under(path, d) for d in call.key_dirs):
+        if any(paths.under(path, d) for d in call.key_dirs):
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
-    if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):
+    if plan and plan.protect and paths.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
     if plan and runs_code(call, real):
         return "runs-code", ("Claude Code, git or your shell would run what it holds later, outside baton's sandbox, "
@@ -104,8 +104,8 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
 def runs_code(call: Call, real: str) -> bool:
     """``real`` is one of the files that make other programs run code later (``code_paths``)."""
     home = os.path.realpath(call.home)
-    return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
-        any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+    return any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+        any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
 
 
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
@@ -149,7 +149,7 @@ def _mentions_tables(text: str) -> bool:
 
 
 def mentions_protected(command: str) -> Optional[str]:
-    folded = scope.fold(command)
+    folded = paths.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
     if "baton_" in folded and _mentions_tables(folded):

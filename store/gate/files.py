@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate.call import WRITE_TOOLS, Call, Rules, hard_link, protected, refuse, tools_check
 
 TYPE_CHECKING = False
@@ -25,13 +25,13 @@ if TYPE_CHECKING:
 
 
 def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> Optional[str]:
-    real = scope.resolve(raw, call.cwd, call.home)
+    real = paths.resolve(raw, call.cwd, call.home)
     raw_abs = os.path.normpath(os.path.join(call.cwd, raw))
     found = protected(call, real, raw_abs, plan)
     if found:
         return refuse(found[0], f"baton denied writing {raw}: {found[1]}.")
-    if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
-        shown = scope.relative(real, call.project)
+    if rules.writes is not None and not paths.allowed(real, call.project, call.home, rules.writes):
+        shown = paths.relative(real, call.project)
         where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
         inside = "Write inside those paths, or finish" if rules.writes else "Finish"
         return refuse("writes", f"baton denied writing {where}: step {rules.name} {rules.may_write}. {inside} "
@@ -61,7 +61,7 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
 
 def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     """A hard link would let this tool write another file under this name (:func:`store.gate.call.hard_link`)."""
-    found = hard_link(call, scope.resolve(raw, call.cwd, call.home), plan)
+    found = hard_link(call, paths.resolve(raw, call.cwd, call.home), plan)
     if found is None:
         return None
     return refuse(found[0], f"baton denied writing {raw}: {found[1]}. Remove this name (`rm` it; the other names keep "

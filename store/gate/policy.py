@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate.call import WRITE_TOOLS, Call, Rules, refuse, tools_check
 from store.gate.files import decide_write
 
@@ -52,15 +52,15 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
         raw = call.input.get("file_path")
         if not isinstance(raw, str):
             return refuse("payload", "baton denied this Read: it has no file_path, so it cannot be checked.")
-        real = scope.resolve(raw, call.cwd, call.home)
-        if any(scope.under(path, d) for path in (real, raw) for d in call.key_dirs):
+        real = paths.resolve(raw, call.cwd, call.home)
+        if any(paths.under(path, d) for path in (real, raw) for d in call.key_dirs):
             return refuse("key", "baton denied reading baton's approval key: only a person approves steps, with "
                                  "/baton:approve.")
         return None
     if call.tool == "WebFetch" or call.tool.startswith("mcp__"):
         return _external_tool(call, plan, rules, read_only)
     if call.tool in SCHEDULERS:
-        text = scope.fold(repr(call.input))
+        text = paths.fold(repr(call.input))
         if "approve" in text and "baton" in text:
             return refuse("approve", "baton denied scheduling an approval: only a person may approve a step, by "
                                      "typing it.")

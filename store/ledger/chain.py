@@ -16,7 +16,7 @@ import os
 import signal
 from pathlib import Path
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.values import Frozen
 from store.ledger.ledger import GENESIS, LedgerError, check_link, parse_line
 from store.ledger.sealing import sealed_hashes
@@ -143,7 +143,7 @@ def verify(path: Path) -> Verdict:
         os.close(reader)
         try:
             second = _scan(path, mid, size, before["seq"], before["hash"])
-            os.write(writer, json.dumps([second.records, second.last_hash, second.torn, second.problem]).encode())
+            os.write(writer, jsonc.dumps([second.records, second.last_hash, second.torn, second.problem]).encode())
         finally:
             os._exit(0)
     os.close(writer)
@@ -160,5 +160,5 @@ def verify(path: Path) -> Verdict:
         os.waitpid(pid, 0)
     if not answer:  # the child failed: check the second half here
         return _scan(path, mid, size, first.records, first.last_hash)
-    records, last_hash, torn, problem = json.loads(answer)
+    records, last_hash, torn, problem = jsonc.loads(answer)
     return Verdict(records, last_hash, torn, problem)

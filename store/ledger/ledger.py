@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.values import Frozen
 from store.ledger.sealing import one_sha256, sealed_intact
 
@@ -31,7 +31,7 @@ class LedgerError(Exception):
 
 
 def canonical(record: Dict[str, Any]) -> bytes:
-    return json.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    return jsonc.dumps(record, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
 def chain_hash(record: Dict[str, Any]) -> str:
@@ -58,8 +58,8 @@ def format_line(record: Dict[str, Any]) -> bytes:
 def parse_line(raw: bytes) -> Dict[str, Any]:
     """Decode one line (without its newline) into a record, checking its shape and own hash."""
     try:
-        record = json.loads(raw.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        record = jsonc.loads(raw.decode("ascii"))
+    except (UnicodeDecodeError, jsonc.JSONDecodeError) as exc:
         raise LedgerError(f"not valid JSON ({exc})") from None
     if not isinstance(record, dict):
         raise LedgerError("not a JSON object")
@@ -226,7 +226,7 @@ def iter_objects(path: Union[str, Path], start: int = 0) -> Iterator[Tuple[int, 
         if not complete:
             return
         try:
-            value = json.loads(raw) if raw.strip() else None
+            value = jsonc.loads(raw) if raw.strip() else None
         except ValueError:
             value = None
         yield offset + len(raw) + 1, value if isinstance(value, dict) else None

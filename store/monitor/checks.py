@@ -16,8 +16,7 @@ import shlex
 import subprocess
 import sys
 
-from store.base import durable
-from store.base import paths as scope
+from store.base import durable, paths
 from store.monitor.outcomes import read_counters, save_counters
 from store.plan.rules import BUILTIN_CHECKERS, checks
 
@@ -73,7 +72,7 @@ class Outcome:
 def check_for(rules: Sequence[Rule], real: str, project: str, home: str) -> Optional[Tuple[str, float, str]]:
     """(command or built-in checker, seconds, rule id) of the first glob covering ``real``, or None."""
     for glob, command, seconds, rule_id in checks(rules):
-        if scope.allowed(real, project, home, (glob,)):
+        if paths.allowed(real, project, home, (glob,)):
             return command, seconds, rule_id
     return None
 

@@ -10,7 +10,7 @@ one line naming the file, the step and the field.
 
 from __future__ import annotations
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
 from store.plan import sandbox_settings
@@ -350,10 +350,10 @@ def _unique_keys(pairs: List[Tuple[str, Any]]) -> Dict[str, Any]:
 
 def parse_text(text: str, source: str) -> Plan:
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
+        data = jsonc.loads(text, object_pairs_hook=_unique_keys)
     except DuplicateKey as exc:
         raise PlanError(f"{source}: {exc}") from None
-    except json.JSONDecodeError as exc:
+    except jsonc.JSONDecodeError as exc:
         raise PlanError(f"{source}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except (ValueError, RecursionError) as exc:  # an integer too long to convert, nesting too deep
         raise PlanError(f"{source}: invalid JSON: {exc}") from None

@@ -11,7 +11,7 @@ keeps it. Approvals without a scope (older records) keep counting as before.
 
 from __future__ import annotations
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def digest(body: Mapping[str, Any]) -> str:
     from store.ledger.sealing import sha256_maker  # the built-in SHA-256: no OpenSSL to load
 
     payload = {k: body.get(k) for k in ("step", "job")}
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+    text = jsonc.dumps(payload, sort_keys=True, separators=(",", ":"))
     return str(sha256_maker()(text.encode("utf-8")).hexdigest()[:32])
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def bash_pattern(rule: Any) -> Optional[str]:
 def _read(path: str) -> Dict[str, Any]:
     try:
         with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -124,7 +124,7 @@ def _apply_cli(found: PersonRules, argv: List[str]) -> None:
 def _parse_settings(text: str) -> Dict[str, Any]:
     if text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
+            data = jsonc.loads(text)
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def could_contain(dir_parts: List[str], pattern_parts: List[str]) -> bool:
         head = pattern_parts[i]
         if "**" in head:
             return True
-        if not scope.segment_match(part, head):
+        if not paths.segment_match(part, head):
             return False
     return len(pattern_parts) > len(dir_parts)
 
@@ -62,13 +62,13 @@ class Globs:
 
     def matches(self, path: str) -> bool:
         """``path`` (absolute, resolved) is covered by one of the globs (``paths.allowed``'s rules)."""
-        if any(scope.glob_match(path, g) for g in self._absolute):
+        if any(paths.glob_match(path, g) for g in self._absolute):
             return True
-        rel = scope.relative(path, self.project)
-        return rel is not None and any(scope.glob_match(rel, g) for g in self._relative)
+        rel = paths.relative(path, self.project)
+        return rel is not None and any(paths.glob_match(rel, g) for g in self._relative)
 
     def may_contain(self, folder: str) -> bool:
-        rel = scope.relative(folder, self.project)
+        rel = paths.relative(folder, self.project)
         for glob in self.patterns:
             if glob.startswith("/"):
                 parts, pattern = folder.strip("/").split("/"), glob.strip("/").split("/")
@@ -146,10 +146,10 @@ def inside(path: str, folders: Iterable[str]) -> bool:
     return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def outermost(paths: Iterable[str]) -> List[str]:
-    """The paths that are not inside another one of them, shortest first."""
+def outermost(folders: Iterable[str]) -> List[str]:
+    """The folders that are not inside another one of them, shortest first."""
     kept: List[str] = []
-    for path in sorted(set(paths), key=len):
+    for path in sorted(set(folders), key=len):
         if not inside(path, kept):
             kept.append(path)
     return kept

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ def cache_key(bwrap: str) -> str:
 def _read_cache(env: Mapping[str, str], key: str, now: float) -> Optional[Probe]:
     try:
         with open(cache_path(env), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
         if data["key"] == key and 0 <= now - float(data["at"]) < CACHE_SECONDS:
             return Probe(bool(data["ok"]), str(data["bwrap"]), str(data["why"]))
     except (OSError, ValueError, KeyError, TypeError):
@@ -75,7 +75,7 @@ def save(env: Mapping[str, str], key: str, now: float, probe: Probe) -> None:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         tmp = os.path.join(folder, f".sandbox-probe.{os.getpid()}.tmp")
         with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "at": now, "ok": probe.ok, "bwrap": probe.bwrap, "why": probe.why}, handle)
+            jsonc.dump({"key": key, "at": now, "ok": probe.ok, "bwrap": probe.bwrap, "why": probe.why}, handle)
         os.replace(tmp, cache_path(env))
     except OSError:
         pass  # an uncached answer is only slower

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import time
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def start(state_dir: str, rid: str, record: Mapping[str, Any]) -> Dict[str, str]
         _remove(files[name])
     with open(files["lock"], "wb"):
         pass
-    data = json.dumps({**record, "id": rid, "at": time.time()}, ensure_ascii=True).encode("ascii")
+    data = jsonc.dumps({**record, "id": rid, "at": time.time()}, ensure_ascii=True).encode("ascii")
     with open(files["record"], "wb") as handle:
         handle.write(data)
     return files
@@ -66,7 +66,7 @@ def start(state_dir: str, rid: str, record: Mapping[str, Any]) -> Dict[str, str]
 def load(state_dir: str, rid: str) -> Optional[Dict[str, Any]]:
     try:
         with open(paths(state_dir, rid)["record"], "rb") as handle:
-            data = json.loads(handle.read().decode("ascii"))
+            data = jsonc.loads(handle.read().decode("ascii"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -75,7 +75,7 @@ def load(state_dir: str, rid: str) -> Optional[Dict[str, Any]]:
 def save(state_dir: str, rid: str, record: Mapping[str, Any]) -> None:
     from store.base import durable
 
-    durable.atomic_write(paths(state_dir, rid)["record"], json.dumps(record, ensure_ascii=True).encode(), False)
+    durable.atomic_write(paths(state_dir, rid)["record"], jsonc.dumps(record, ensure_ascii=True).encode(), False)
 
 
 def _remove(path: str) -> None:

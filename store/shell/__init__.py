@@ -7,7 +7,7 @@ each simple command it resolved is an :class:`Invocation`. ``simple_commands(com
 :class:`Parsed` words of each simple command after quote removal (a :class:`Simple`), for matching a
 person's permission rules and a program's options. Everything else in the package is the machinery
 behind those answers (``lex`` and ``words`` read the text, ``grammar`` walks bash's grammar,
-``commands``, ``programs`` and ``writers`` know what programs do, ``simple`` splits a line into simple
+``known``, ``programs`` and ``writers`` know what programs do, ``simple`` splits a line into simple
 commands). It imports nothing from the rest of baton but ``store.base``.
 """
 
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from store.shell.report import Invocation as Invocation
-    from store.shell.report import Scan as Scan
+    from store.shell.findings import Invocation as Invocation
+    from store.shell.findings import Scan as Scan
     from store.shell.simple import Parsed as Parsed
     from store.shell.simple import Simple as Simple
 

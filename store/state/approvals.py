@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def _message(project: str, step: str, ts: str, session: str, scope: str = "") ->
     # binds the digest of what was approved (store.plan.scope)
     fields = ["baton-approval-v2", project, step, ts, session, scope] if scope else [
         "baton-approval-v1", project, step, ts, session]
-    return json.dumps(fields, ensure_ascii=True).encode("ascii")
+    return jsonc.dumps(fields, ensure_ascii=True).encode("ascii")
 
 
 def hmac_sha256(key: bytes, message: bytes) -> str:

@@ -196,7 +196,7 @@ class Job:
         """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""
         if not self.snap.once_open and not self.snap.once_recent:
             return []
-        from store.state import effects
+        from store.state import once_keys
 
-        done = effects.result_news(self.snap, self.next.id) if self.next is not None else []
-        return effects.unknown_news(self.layout, self.snap) + done
+        done = once_keys.result_news(self.snap, self.next.id) if self.next is not None else []
+        return once_keys.unknown_news(self.layout, self.snap) + done

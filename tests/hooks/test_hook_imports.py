@@ -50,9 +50,9 @@ COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.ou
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
-SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
+SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.known",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
-                   "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
+                   "store.shell.findings", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
                    "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",
                    "store.gate.runners", "store.shell.simple"})
@@ -71,7 +71,7 @@ ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised on
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
                     "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
-                    "store.state.attempts", "store.state.effects", "store.state.keylock"}
+                    "store.state.attempts", "store.state.once_keys", "store.state.keylock"}
 EGRESS = frozenset({"store.gate.rules", "store.gate.rules.allow_hosts", "store.gate.urls", "store.plan",
                     "store.plan.hosts", "store.base.regex"})
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from store.base.errors import BatonError
-from store.run.launch import BATON_RULES, PROMPT, Caps, argv, environment, job_caps, split_user_args
+from store.run.command_line import BATON_RULES, PROMPT, Caps, argv, environment, job_caps, split_user_args
 
 
 def test_the_persons_caps_are_taken_out_of_their_arguments() -> None:

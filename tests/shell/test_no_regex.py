@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from store.base import chars
 from store.gate import permissions
 from store.gate.rules import deny_bash, effects
-from store.shell import builtin, commands, environment, lex, programs, scan, simple, variables, words, writers
+from store.shell import builtin, environment, known, lex, programs, scan, simple, variables, words, writers
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = "aZ_09"
@@ -128,16 +128,16 @@ ROWS: List[Row] = [
         NAMES + "${}\n"),
     Row("scan.arith_assigned", scan.arith_assigned,
         lambda s: [m.group(1) or m.group(2) or m.group(3) for m in ARITH.finditer(s)], NAMES + " =+-<>*|^\t"),
-    Row("commands._url_runs", commands._url_runs, lambda s: re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", s) is not None,
+    Row("known._url_runs", known._url_runs, lambda s: re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", s) is not None,
         "aZ9+.-:_"),
-    Row("commands._output_option", commands._output_option,
+    Row("known._output_option", known._output_option,
         lambda s: re.match(r"--outp(?:ut?)?(?:=|\Z)", s) is not None, "-outp=x\n"),
     Row("builtin._cd_option", builtin._cd_option, _full(r"-[LPe@]+|--"), "-LPe@x"),
     Row("builtin.letters_option", builtin.letters_option, _full(r"[-+][A-Za-z]+"), "-+aZ9\n"),
     Row("simple._assignment", simple._assignment,
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=", s) is not None, NAMES + "[]+=\n"),
     Row("writers._no_option", writers._no_option, _full(r"-n[a-zA-Z]+"), "-nvZ9"),
-    Row("commands.is_python", commands.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
+    Row("known.is_python", known.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
         "pythonpy39.\n"),
     Row("programs._shell_option", programs._shell_option, _full(r"[-+][A-Za-z]+|--[a-z-]+"), "-+aZ9"),
     Row("programs._takes_value", programs._takes_value, _full(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file"),

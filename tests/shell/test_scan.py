@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from store.shell.report import Invocation, Scan
+from store.shell.findings import Invocation, Scan
 from store.shell.scan import scan
 
 REPO = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from typing import Any, Dict, List
 
 import pytest
 
-from store.state import effects, journal, keylock, snapshot
+from store.state import journal, keylock, once_keys, snapshot
 from store.state.location import Layout
 from store.state.snapshot import KEEP_ONCE_RESULTS, Snapshot, key_digest
 
@@ -67,14 +67,14 @@ def test_lookup_goes_through_one_shard_and_one_line(layout: Layout) -> None:
     intent(layout, "open")
     snap = current(layout)
     assert snap.once_pending == {}  # every append moved its entry into a shard
-    shard = effects.shard_path(layout, key_digest("k7"))
-    assert key_digest("k7") in effects.read_shard(shard)
-    found = effects.lookup(layout, snap, "k7")
+    shard = once_keys.shard_path(layout, key_digest("k7"))
+    assert key_digest("k7") in once_keys.read_shard(shard)
+    found = once_keys.lookup(layout, snap, "k7")
     assert found is not None and (found["status"], found["key"], found["exit"]) == ("result", "k7", 1)
-    opened = effects.lookup(layout, snap, "open")
+    opened = once_keys.lookup(layout, snap, "open")
     assert opened is not None and opened["status"] == "intent"
-    assert effects.lookup(layout, snap, "never") is None
-    assert len(list(effects.folder(layout).glob("*.json"))) <= 41
+    assert once_keys.lookup(layout, snap, "never") is None
+    assert len(list(once_keys.folder(layout).glob("*.json"))) <= 41
 
 
 def test_the_snapshot_stays_small_however_many_keys(layout: Layout, chain_lines: Any) -> None:
@@ -88,25 +88,25 @@ def test_the_snapshot_stays_small_however_many_keys(layout: Layout, chain_lines:
     assert snap.once_results == 3000 and snap.once_pending == {}
     assert layout.snapshot.stat().st_size < 4000, "state.json grew with the number of keys"
     assert len(snap.once_recent) == KEEP_ONCE_RESULTS
-    found = effects.lookup(layout, snap, "k2999")
+    found = once_keys.lookup(layout, snap, "k2999")
     assert found is not None and found["seq"] == 6000
 
 
 def test_a_pending_entry_is_read_from_the_snapshot_when_the_shard_cannot_be_written(layout: Layout) -> None:
     intent(layout, "first")
-    folder = effects.folder(layout)
+    folder = once_keys.folder(layout)
     folder.rename(folder.with_name("once-aside"))
     folder.write_text("a file where the index folder should be")  # every shard write now fails
     record = intent(layout, "second")
     snap = current(layout)
     assert key_digest("second") in snap.once_pending
-    assert effects.lookup(layout, snap, "second") == record
+    assert once_keys.lookup(layout, snap, "second") == record
     folder.unlink()
     folder.with_name("once-aside").rename(folder)
     result(layout, "second", exit=4)  # the next append moves what was pending
     snap = current(layout)
     assert snap.once_pending == {}
-    found = effects.lookup(layout, snap, "second")
+    found = once_keys.lookup(layout, snap, "second")
     assert found is not None and found["exit"] == 4
 
 
@@ -114,14 +114,14 @@ def test_an_index_that_points_elsewhere_is_detected_and_rebuilt(layout: Layout) 
     intent(layout, "a")
     result(layout, "a", exit=5)
     intent(layout, "b")
-    shard = effects.shard_path(layout, key_digest("a"))
-    keys = effects.read_shard(shard)
-    keys[key_digest("a")] = [3, effects.read_shard(effects.shard_path(layout, key_digest("b")))[key_digest("b")][1]]
+    shard = once_keys.shard_path(layout, key_digest("a"))
+    keys = once_keys.read_shard(shard)
+    keys[key_digest("a")] = [3, once_keys.read_shard(once_keys.shard_path(layout, key_digest("b")))[key_digest("b")][1]]
     shard.write_text(json.dumps({"version": 1, "keys": keys}))
-    with pytest.raises(effects.IndexMismatch):
-        effects.lookup(layout, current(layout), "a")
-    fresh = effects.rebuild(layout)
-    found = effects.lookup(layout, fresh, "a")
+    with pytest.raises(once_keys.IndexMismatch):
+        once_keys.lookup(layout, current(layout), "a")
+    fresh = once_keys.rebuild(layout)
+    found = once_keys.lookup(layout, fresh, "a")
     assert found is not None and found["exit"] == 5
 
 
@@ -129,25 +129,25 @@ def test_a_lost_snapshot_and_index_come_back_from_the_ledger(layout: Layout) -> 
     intent(layout, "a")
     result(layout, "a", exit=2)
     layout.snapshot.unlink()
-    for shard in effects.folder(layout).glob("*.json"):
+    for shard in once_keys.folder(layout).glob("*.json"):
         shard.unlink()
     snap = current(layout)
-    found = effects.lookup(layout, snap, "a")
+    found = once_keys.lookup(layout, snap, "a")
     assert found is not None and found["exit"] == 2
-    assert list(effects.folder(layout).glob("*.json")), "the shards were written again"
+    assert list(once_keys.folder(layout).glob("*.json")), "the shards were written again"
 
 
 def test_the_idempotency_key_depends_on_the_job_and_the_key_only(layout: Layout, tmp_path: Path) -> None:
     intent(layout, "k")
     first = current(layout).first_hash
-    one = effects.idempotency_key(first, "k")
-    assert one == effects.idempotency_key(first, "k") and one.startswith("baton-") and len(one) == 46
-    assert one != effects.idempotency_key(first, "k2")
-    assert one != effects.idempotency_key("0" * 32, "k")
+    one = once_keys.idempotency_key(first, "k")
+    assert one == once_keys.idempotency_key(first, "k") and one.startswith("baton-") and len(one) == 46
+    assert one != once_keys.idempotency_key(first, "k2")
+    assert one != once_keys.idempotency_key("0" * 32, "k")
     clone = Layout(tmp_path / "clone" / ".baton", tmp_path / "clone")
     clone.root.mkdir(parents=True)
     clone.ledger.write_bytes(layout.ledger.read_bytes())  # what a git clone of the ledger gives
-    assert effects.idempotency_key(current(clone).first_hash, "k") == one
+    assert once_keys.idempotency_key(current(clone).first_hash, "k") == one
 
 
 def test_the_key_lock_excludes_a_second_holder_and_busy_tells(layout: Layout) -> None:
@@ -198,10 +198,10 @@ def test_unknown_lines_skip_running_keys_and_are_bounded(layout: Layout) -> None
     running = keylock.KeyLock(layout, "k0")
     running.acquire()
     try:
-        lines = effects.unknown_news(layout, current(layout))
+        lines = once_keys.unknown_news(layout, current(layout))
     finally:
         running.release()
-    assert len(lines) == effects.SHOWN + 1
+    assert len(lines) == once_keys.SHOWN + 1
     assert lines[0].startswith("UNKNOWN: k1 (deliver) started ") and lines[0].endswith(
         'settle: baton once --settle k1 done|failed|retry "<evidence>"')
     assert lines[-1].startswith("UNKNOWN: 3 more side effects have an unknown outcome")
@@ -213,10 +213,10 @@ def test_once_lines_show_the_results_of_the_step_in_progress(layout: Layout) -> 
     journal.append(layout, "open-pr", "result", "exit 0", key="pr", outcome="ran", exit=0, id="https://x/pull/7")
     intent(layout, "other", step="elsewhere")
     result(layout, "other", step="elsewhere")
-    lines = effects.result_news(current(layout), "open-pr")
+    lines = once_keys.result_news(current(layout), "open-pr")
     assert len(lines) == 1
     assert lines[0].startswith("ONCE: pr (open-pr) ran at ") and ", id https://x/pull/7;" in lines[0]
-    assert effects.result_news(current(layout), "nothing") == []
+    assert once_keys.result_news(current(layout), "nothing") == []
 
 
 def test_from_bytes_refuses_a_snapshot_whose_once_fields_have_the_wrong_shape() -> None:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
-from store.base import paths as scope
+from store.base import jsonc, paths
 from store.gate.call import refuse
 from store.plan.rules import of_kind
 
@@ -39,12 +38,12 @@ def bash(call: Call, plan: Plan, command: str, scan: Scan, step: str) -> Optiona
 
 
 def covering(rules: Sequence[Rule], real: str, project: str, home: str) -> List[Rule]:
-    return [rule for rule in rules if scope.allowed(real, project, home, rule.value["files"])]
+    return [rule for rule in rules if paths.allowed(real, project, home, rule.value["files"])]
 
 
 def check_write(call: Call, rules: Sequence[Rule], raw: str) -> Optional[str]:
     """Write, Edit, NotebookEdit on ``raw``: None, or the refusal naming the rule and the match."""
-    real = scope.resolve(raw, call.cwd, call.home)
+    real = paths.resolve(raw, call.cwd, call.home)
     found = covering(rules, real, call.project, call.home)
     if not found:
         return None
@@ -101,7 +100,7 @@ def _notebook(tool_input: Mapping[str, Any], current: Optional[str]) -> str:
     new = tool_input.get("new_source")
     new_text = new if isinstance(new, str) else ""
     try:
-        cells = json.loads(current or "{}").get("cells", [])
+        cells = jsonc.loads(current or "{}").get("cells", [])
     except (ValueError, AttributeError):
         cells = []
     sources = []

@@ -11,8 +11,7 @@ index that does not match the ledger is rebuilt from it once.
 
 from __future__ import annotations
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 from store.base.text import one_line
 from store.ledger.ledger import read_at
 from store.state import keylock, snapshot
@@ -45,7 +44,7 @@ def shard_path(layout: Layout, digest: str) -> Path:
 
 def read_shard(path: Path) -> Dict[str, List[int]]:
     try:
-        data = json.loads(path.read_bytes().decode("ascii"))
+        data = jsonc.loads(path.read_bytes().decode("ascii"))
     except (OSError, ValueError):
         return {}
     keys = data.get("keys") if isinstance(data, dict) and data.get("version") == SHARD_VERSION else None
@@ -69,7 +68,7 @@ def flush(layout: Layout, snap: Snapshot) -> None:
                 ref = snap.once_pending[digest]
                 if digest not in keys or keys[digest][0] <= ref[0]:
                     keys[digest] = ref
-            body = json.dumps({"version": SHARD_VERSION, "keys": keys}, separators=(",", ":")).encode("ascii")
+            body = jsonc.dumps({"version": SHARD_VERSION, "keys": keys}, separators=(",", ":")).encode("ascii")
             durable.atomic_write(path, body, sync=False)
             for digest in digests:
                 del snap.once_pending[digest]

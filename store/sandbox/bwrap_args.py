@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 
-from store.base import checksums
 from store.sandbox.mounts import Globs, inside
 from store.sandbox.writable import never_globs, plan_never, plan_writes
 
@@ -64,7 +63,9 @@ class Policy:
 def job_folder(state_dir: str, home: str) -> str:
     """``~/.cache/baton/jobs/<id>``: the job's private /tmp (and caches, when private) live there."""
     raw = os.path.realpath(state_dir).encode("utf-8", "surrogateescape")
-    name = f"{checksums.crc32(raw):08x}{checksums.adler32(raw):08x}"
+    import zlib  # built in, or a small library: cheaper to load than a CRC table is to build in Python
+
+    name = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
     return os.path.join(home, ".cache", "baton", "jobs", name)
 
 

@@ -4,6 +4,7 @@ never-writable paths, and bubblewrap's arguments in the order that makes them sa
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 from typing import List
 
@@ -163,3 +164,11 @@ def test_the_job_folder_is_one_per_state_folder(project: Path) -> None:
     home = str(project.parent / "home")
     assert bwrap_args.job_folder(str(project / ".baton"), home) == bwrap_args.job_folder(str(project / ".baton"), home)
     assert bwrap_args.job_folder(str(project / ".baton"), home) != bwrap_args.job_folder(str(project / "x"), home)
+
+
+def test_the_job_folder_keeps_its_name_across_versions(project: Path) -> None:
+    # CRC-32 then Adler-32 of the resolved path, as baton has always named it: a job's private /tmp
+    # survives an upgrade (the checksums base/checksums.py computed by hand until zlib replaced it)
+    raw = os.path.realpath(project / ".baton").encode()
+    name = f"{zlib.crc32(raw):08x}{zlib.adler32(raw):08x}"
+    assert bwrap_args.job_folder(str(project / ".baton"), "/h") == f"/h/.cache/baton/jobs/{name}"

@@ -57,11 +57,11 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
                    "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",
                    "store.gate.runners", "store.shell.simple"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give)
+# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums of its path)
 SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", "store.gate.enforce",
                      "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
                      "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
-                     "store.sandbox.writable", "store.base.checksums"})
+                     "store.sandbox.writable", "zlib"})
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",

@@ -223,6 +223,70 @@ def test_every_module_starts_by_saying_what_it_decides() -> None:
     assert missing == []
 
 
+TOP = ("store", "hooks", "tests", "bench", "dev", "docs", "commands", "examples", "bin", ".claude-plugin")
+PARTS = tuple(p.name for p in (ROOT / "store").iterdir() if (p / "__init__.py").exists())
+PATH = re.compile(r"(?<![\w./~$-])((?:" + "|".join(map(re.escape, TOP + PARTS)) + r")/[\w./-]*\w)(?![\w./-]*[<*{])")
+DOTTED = re.compile(r"(?<![\w./])((?:store|hooks)(?:\.\w+)+)")
+BARE = re.compile(r"(?<![\w./-])([\w-]+\.(?:py|md))\b")
+NOT_OURS = {"json.py", "enum.py"}  # a project's own modules, which the hooks must not import
+
+
+def top_names(path: Path) -> Set[str]:
+    """The names a module defines or imports at its top level."""
+    found: Set[str] = set()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            found |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.If):  # TYPE_CHECKING blocks
+            found |= {(a.asname or a.name) for n in node.body if isinstance(n, (ast.Import, ast.ImportFrom))
+                      for a in n.names}
+    return found
+
+
+def named_files(doc: str, names: Set[str]) -> List[str]:
+    """What ``doc`` names that the repository does not hold: a path (from the root, or from ``store/``
+    for a part's folder), a dotted module, or a bare file name ending in .py or .md."""
+    wrong = []
+    for path in PATH.findall(doc):
+        if "__pycache__" not in path and not any((where / path).exists() or (where / path).with_suffix(".py").exists()
+                                                 for where in (ROOT, ROOT / "store")):
+            wrong.append(path)
+    for dotted in DOTTED.findall(doc):
+        parts = dotted.split(".")
+        if parts[-1] in ("json", "lock", "log", "bin"):
+            continue  # a file's name (hooks.json, .baton/hooks.lock), not a module
+        found = [f for k in range(len(parts), 0, -1)
+                 for f in (ROOT.joinpath(*parts[:k]).with_suffix(".py"), ROOT.joinpath(*parts[:k]) / "__init__.py")
+                 if f.exists()][:1]
+        rest = parts[len(found[0].relative_to(ROOT).with_suffix("").parts) - (found[0].stem == "__init__"):] \
+            if found else parts
+        if not found or (rest and rest[0] not in top_names(found[0])):
+            wrong.append(dotted)
+    wrong += [bare for bare in BARE.findall(doc) if bare not in names | NOT_OURS]
+    return wrong
+
+
+def test_every_file_a_docstring_names_exists() -> None:
+    names = {p.name for p in ROOT.rglob("*") if ".git" not in p.parts and ".cache" not in p.parts}
+    wrong = []
+    for top in ("store", "hooks", "bench", "dev", "tests", "examples"):
+        for path in sorted((ROOT / top).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                    doc = ast.get_docstring(node) or ""
+                    wrong += [f"{path.relative_to(ROOT)}: {n}" for n in named_files(doc, names)]
+    assert wrong == []
+    assert named_files("see ``store/cli.py``, store.gate.nothing, store.gate.bash.decide_bash, gate/bash.py, "
+                       "tests/base/test_chars.py, shelllex.py, .baton/run/x.json and hooks/x.<tag>.bin", names) == [
+        "store/cli.py", "tests/base/test_chars.py", "store.gate.nothing", "shelllex.py"]
+
+
 def _table(heading: str) -> List[List[str]]:
     match = re.search(rf"^### {re.escape(heading)}\n(.*?)(?=^##)", README, re.M | re.S)
     assert match, f"README has no section {heading!r}"

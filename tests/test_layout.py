@@ -212,6 +212,11 @@ def test_no_two_modules_share_a_name() -> None:
     assert {n: sorted(found) for n, found in names.items() if len(found) > 1} == SAME_THING
 
 
+def test_no_module_is_over_400_lines() -> None:
+    long = {name: n for name, path in module_files() if (n := len(path.read_text("utf-8").splitlines())) > 400}
+    assert long == {}
+
+
 def test_every_module_starts_by_saying_what_it_decides() -> None:
     missing = []
     for name, path in module_files():

@@ -51,7 +51,8 @@ BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoi
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.known",
-                   "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
+                   "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.spans",
+                   "store.shell.programs",
                    "store.shell.findings", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
                    "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",

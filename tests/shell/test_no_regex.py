@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from store.base import chars
 from store.gate import permissions
 from store.gate.rules import deny_bash, effects
-from store.shell import builtin, environment, known, lex, programs, scan, simple, variables, words, writers
+from store.shell import builtin, environment, known, programs, scan, simple, spans, variables, words, writers
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = "aZ_09"
@@ -103,22 +103,22 @@ ROWS: List[Row] = [
     Row("chars.assignment", chars.assignment, _assignment_reference, NAMES + "[]+=\n"),
     Row("chars.arith_assign_end", lambda s: (e if (e := chars.arith_assign_end(s, 0)) > 0 else None),
         _match_end(r"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"), " \t\u2003=+-<>*|^a"),
-    Row("lex._fd_end", lambda s: lex._fd_end(s, 0) or None,
+    Row("spans.fd_end", lambda s: spans.fd_end(s, 0) or None,
         _match_end(r"(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})(?=[<>])"), "09{}a_<>& "),
-    Row("lex._array_start", lambda s: lex._array_start(s, 0, len(s)),
+    Row("spans.array_start", lambda s: spans.array_start(s, 0, len(s)),
         _full(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="), NAMES + "[]+=(\n"),
-    Row("lex._tilde_in_assignment", lambda s: lex._tilde_in_assignment(s, 0, len(s)),
+    Row("spans.tilde_in_assignment", lambda s: spans.tilde_in_assignment(s, 0, len(s)),
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=(?:.*:)?\Z", s) is not None, NAMES + "+=:/\n"),
-    Row("lex._tilde_end", lambda s: (e if (e := lex._tilde_end("~" + s, 0)) > 0 else None),
+    Row("spans.tilde_end", lambda s: (e if (e := spans.tilde_end("~" + s, 0)) > 0 else None),
         lambda s: (m.end() if (m := re.match(r"~[A-Za-z0-9._+-]*(?=[/ \t\n;&|()<>:]|\Z)", "~" + s)) else None),
         "a9._+-/ :;$~"),
-    Row("lex._dollar_name_end", lambda s: lex._dollar_name_end(s, 0) or None,
+    Row("spans.dollar_name_end", lambda s: spans.dollar_name_end(s, 0) or None,
         _match_end(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]"), NAMES + "@*#?$!-{%"),
-    Row("lex._plain_parameter", lex._plain_parameter, _full(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"),
+    Row("spans.plain_parameter", spans.plain_parameter, _full(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"),
         NAMES + "@*#-:[\n"),
-    Row("lex._bracket", lambda s: lex._bracket("[" + s, 0),
+    Row("spans.bracket", lambda s: spans.bracket("[" + s, 0),
         lambda s: re.match(r"\[[^ \t\n;&|()<>]*\]", "[" + s) is not None, "a]][ ;|\n"),
-    Row("lex._unescape_backticks", lex._unescape_backticks, lambda s: re.sub(r"\\([$`\\])", r"\1", s), "\\$`a"),
+    Row("spans.unescape_backticks", spans.unescape_backticks, lambda s: re.sub(r"\\([$`\\])", r"\1", s), "\\$`a"),
     Row("words.ansi_c", words.ansi_c, _ansi_reference, "\\xuUc0179aAfFnqé'"),
     Row("scan.not_a_file", scan.not_a_file,
         _full(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)|/proc/self/fd/[0-9]+"), "/devnulfdproc09\n"),
@@ -166,7 +166,7 @@ def test_each_scanner_answers_as_its_regex(row: Row, data: st.DataObject) -> Non
 
 
 def test_known_commands_the_regexes_were_written_for() -> None:
-    assert lex._fd_end("2>err", 0) == 1 and lex._fd_end("{fd}>x", 0) == 4 and lex._fd_end("22 >x", 0) == 0
+    assert spans.fd_end("2>err", 0) == 1 and spans.fd_end("{fd}>x", 0) == 4 and spans.fd_end("22 >x", 0) == 0
     assert scan.arith_assigned("i++, j += 2, k == 3, --n, x<<=1") == ["i", "j", "n", "x"]
     assert words.ansi_c(r"a\tb\x41\u00e9\101\cA\q\\") == "a\tbAéA\x01q\\"
     assert environment.changes_programs("http_proxy") and environment.changes_programs("MY_OPTS")

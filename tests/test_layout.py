@@ -176,7 +176,7 @@ def test_nothing_outside_the_shell_imports_what_is_behind_its_face() -> None:
 def misleading_aliases(name: str, source: str, known: Set[str]) -> List[str]:
     """``import ... as NAME`` that hides what it names: a baton module under another name, or any name
     under the name of a baton module or part, or of a standard library module."""
-    taken = {part for module in known for part in module.split(".")} | set(sys.stdlib_module_names)
+    taken = {part for module in known for part in module.split(".")} | set(getattr(sys, "stdlib_module_names", ()))
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -168,6 +168,9 @@ def test_an_install_from_a_clone_that_ran_the_tests_copies_only_the_plugin(
                              capture_output=True, text=True, timeout=900)
         assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
         assert (copy / ".cache").is_symlink() and tools.is_dir()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy,
+                                capture_output=True, text=True, check=True).stdout
+        assert status == "", f"the tests left the clone dirty:\n{status}"
         shell(setup_commands()[0], copy, env)
     finally:
         shutil.rmtree(tools, ignore_errors=True)

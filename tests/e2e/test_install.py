@@ -192,3 +192,32 @@ def test_the_node_version_the_readme_asks_for_is_what_claude_code_declares(claud
     assert f"Node.js {wanted.group(1)} or newer" in README
     installer = (REPO / "dev" / "install-claude-code").read_text()
     assert f"node_major={wanted.group(1)} " in installer
+
+
+def test_outside_the_declared_claude_code_range_the_install_says_so_and_baton_still_runs(
+    claude: Claude, fake_api: FakeAPI, tmp_path: Path
+) -> None:
+    """What the README's "What you need" says of another Claude Code version, shown the other way
+    round: a copy whose manifest declares a range the pinned CLI is outside of."""
+    copy = tmp_path / "baton"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(copy)], check=True, timeout=120)
+    manifest = copy / ".claude-plugin" / "plugin.json"
+    declared = json.loads(manifest.read_text())
+    assert f"the plugin declares `{declared['engines']['claude-code']}`" in " ".join(section("What you need").split())
+    declared["engines"]["claude-code"] = ">=99.0.0"
+    manifest.write_text(json.dumps(declared))
+    env = user_env(claude, tmp_path)
+    installed = shell(setup_commands()[0], copy, env)
+    said = " ".join((installed.stdout + installed.stderr).split())
+    assert '"baton" needs Claude Code >=99.0.0, this is 2.1.328' in said and "loads anyway" in said
+    listed = " ".join(shell("claude plugin list", copy, env).stdout.split())
+    assert "needs Claude Code >=99.0.0" in listed and "enabled" in listed
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shell(f"{copy / 'bin' / 'baton'} init only-step", project, env)
+    fake_api.script = Turns([text("done")])
+    run = claude.run("Go on.", cwd=project)
+    assert run.returncode == 0, run.stderr
+    [context] = injected(fake_api.requests_main()[0])
+    assert context.line("NEXT: ") == "only-step"

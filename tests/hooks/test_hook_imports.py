@@ -52,9 +52,8 @@ BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoi
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.known",
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.spans",
-                   "store.shell.programs",
-                   "store.shell.findings", "store.shell.scan", "store.shell.variables", "store.shell.words",
-                   "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
+                   "store.shell.programs", "store.shell.findings", "store.shell.scan", "store.shell.variables",
+                   "store.shell.words", "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
                    "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",
                    "store.gate.runners", "store.shell.simple"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate import baton_calls, claude_settings, permissions, rewrite, runs, sandbox
+from store.gate import baton_calls, broker, claude_settings, permissions, rewrite, runs, sandbox
 from store.gate.bash import decide_bash
 from store.gate.call import Call, Rules, refuse
 from store.gate.mode import Mode, mode_for
@@ -27,7 +27,7 @@ from store.state.rules import read_only_globs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
     from store.state.job import Job
     from store.state.plan import Plan, Step
@@ -87,20 +87,57 @@ def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.P
                           disable_userns=settings.disable_userns)
 
 
+def shown(command: str, limit: int = 200) -> str:
+    """The model's command as a reason leads with it: in backticks, cut at ``limit`` characters."""
+    return f"`{command[:limit]}{'...' if len(command) > limit else ''}`"
+
+
+def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any]) -> Tuple[bool, str]:
+    """(needs no prompt, why) for ``baton once`` running ``inner``: decided as ``inner`` itself would
+    be in the sandbox, under the person's rules and the plan's ``sandbox.auto_allow``."""
+    text = " ".join(rewrite.quote(a) for a in inner)
+    person = claude_settings.load(call.project, call.env)
+    verdict = permissions.judge(text, str(payload.get("permission_mode") or "default"), person, call.cwd,
+                                call.project, call.home)
+    if verdict.decision == "allow":
+        return True, verdict.why
+    if verdict.decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
+        return True, "the plan allows every sandboxed command (sandbox.auto_allow)"
+    return False, verdict.why
+
+
+def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any]) -> Callable[[List[str]], Optional[str]]:
+    """For the person's rules on a whole command: a ``baton`` call that needs no prompt on its own
+    (given its words after ``baton``) is as allowed inside a chain; why, or ``None``."""
+    def check(args: List[str]) -> Optional[str]:
+        inner = baton_calls.once_command(args)
+        ok, why = (_once_verdict(call, job, inner, payload) if inner is not None else
+                   baton_calls.safe(args, job.next.id if job.next else None, job.worker))
+        return f"baton's own `baton {' '.join(args[:1])}` ({why})" if ok else None
+
+    return check
+
+
 def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
                 read_only: bool, mode: Mode, payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    ok, why = baton_calls.safe(args, job.next.id if job.next else None)
+    inner = baton_calls.once_command(args)
+    ok, why = (_once_verdict(call, job, inner, payload) if inner is not None else
+               baton_calls.safe(args, job.next.id if job.next else None, job.worker))
     allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
-    reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
+    if not allow:
+        why = verdict.why if verdict.by_rule or ok else why
     env = {}
-    if mode.kernel and args[:1] == ["once"]:  # baton once records outside; the command it runs, inside
+    ran = "runs outside baton's sandbox, by baton's own path"
+    if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
         policy, rid, files, built = _prepare(call, job, read_only, payload)
         prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
                   "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
-        reason = reason[:-1] + "; the command it runs, in its sandbox."
+        ran = "records its run outside baton's sandbox and runs its command once, inside it"
+    reason = (f"{shown(command)} {ran}: {why}." if allow else
+              f"{shown(command)}: baton asks before running it ({ran}), because {why}.")
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
@@ -131,7 +168,7 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
-                                call.project, call.home)
+                                call.project, call.home, trusted_baton(call, job, payload))
     if verdict.decision == "deny":
         return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
     if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)
@@ -155,19 +192,27 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
     policy, rid, files, built = _prepare(call, job, read_only, payload)
-    rewrite.write_args(files["args"], built.args)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
+    launch = list(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+    args = built.args
+    if broker.wanted(command):  # its `baton` calls reach the job through a broker outside the sandbox
+        approved = broker.visible_calls(command, call.cwd, call.home) if decision == "ask" else []
+        broker.write_context(files, rid, payload, call.env, approved)
+        launch = [*broker.launch(files["broker"]), *launch]
+        args = [*args, "--setenv", broker.ENV, files["socket"]]
+    rewrite.write_args(files["args"], args)
+    rewrite.write_script(files["script"], launch, files["args"], files["started"])
     where = sandbox.summary(policy)
     why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
-    reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
-              if decision == "allow" else
-              f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
-    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], _proxy(policy, rid, mode.bwrap))
-    return _answer(decision, reason, line, call.input)
+    reason = (f"{shown(command, 300)} runs in baton's sandbox, where it may write {where['writes']} "
+              f"(git: {where['git']}): {why}." if decision == "allow" else
+              f"{shown(command, 300)}: baton asks before running it in its sandbox, where it may write "
+              f"{where['writes']} (git: {where['git']}), because {why}.")
+    return _answer(decision, reason, rewrite.sandboxed(command, files["script"]), call.input)
 
 
 def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:

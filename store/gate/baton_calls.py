@@ -107,6 +107,17 @@ def parts_of(line: str) -> Optional[Tuple[Dict[str, str], List[str]]]:
     return env, words
 
 
+def named(command: str) -> bool:
+    """The command can call ``baton`` (the word, not ``.baton/``): only then is a broker started."""
+    at = command.find("baton")
+    while at >= 0:
+        before, after = command[at - 1:at], command[at + 5:at + 6]
+        if not (before.isalnum() or before in "_.-" and before) and not (after.isalnum() or after in "_.-" and after):
+            return True
+        at = command.find("baton", at + 5)
+    return False
+
+
 LAUNCHED_MAX = 65536  # far over a baton command the model writes (a note is cut at a few KB)
 
 

@@ -1,7 +1,7 @@
 """baton's own commands chained with sandboxed work: a broker outside the sandbox runs them.
 
 A sandboxed command cannot write ``.baton/``, so ``echo A > a.txt && baton record a done`` could not
-record. When the model's command names ``baton`` (:func:`wanted`), the gate starts the sandbox
+record. When the model's command names ``baton`` (:func:`store.gate.baton_calls.named`), the gate starts the sandbox
 through this broker: ``python3 -I -S broker.py CONTEXT -- LAUNCH...`` listens on a unix socket in
 ``.baton/run/`` (read-only inside the sandbox, where ``BATON_BROKER`` names it; nothing there can
 replace it), starts LAUNCH (bwrap, or baton's network proxy that starts it) and lives exactly as
@@ -38,17 +38,6 @@ HOOK_ENV = ("HOME", "USER", "PATH", "CLAUDE_PROJECT_DIR", "CLAUDE_PID", "CLAUDE_
             "CLAUDE_CODE_SESSION_ID")
 HOOK_ENV_PREFIXES = ("BATON_", "XDG_")
 PAYLOAD_KEYS = ("session_id", "permission_mode", "agent_id", "agent_type", "transcript_path")
-
-
-def wanted(command: str) -> bool:
-    """The command can call ``baton`` (the word, not ``.baton/``): only then is a broker started."""
-    at = command.find("baton")
-    while at >= 0:
-        before, after = command[at - 1:at], command[at + 5:at + 6]
-        if not (before.isalnum() or before in "_.-" and before) and not (after.isalnum() or after in "_.-" and after):
-            return True
-        at = command.find("baton", at + 5)
-    return False
 
 
 def visible_calls(command: str, cwd: str, home: str) -> List[List[str]]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate import baton_calls, broker, claude_settings, permissions, rewrite, runs, sandbox
+from store.gate import baton_calls, claude_settings, permissions, rewrite, runs, sandbox
 from store.gate.bash import decide_bash
 from store.gate.call import Call, Rules, refuse
 from store.gate.mode import Mode, mode_for
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from store.state.plan import Plan, Step
     from store.state.sandbox_settings import SandboxSettings
 
+NOT_COVERED = "not covered by your allow rules"
 TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
                ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
 
@@ -92,6 +93,13 @@ def shown(command: str, limit: int = 200) -> str:
     return f"`{command[:limit]}{'...' if len(command) > limit else ''}`"
 
 
+def plain(verdict: permissions.Verdict) -> str:
+    """Why a person is asked, in plain words."""
+    if verdict.by_rule or verdict.why == NOT_COVERED:
+        return verdict.why if verdict.by_rule else f"it is {NOT_COVERED}"
+    return f"it is {NOT_COVERED} (which baton cannot check on it: {verdict.why})"
+
+
 def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any]) -> Tuple[bool, str]:
     """(needs no prompt, why) for ``baton once`` running ``inner``: decided as ``inner`` itself would
     be in the sandbox, under the person's rules and the plan's ``sandbox.auto_allow``."""
@@ -103,7 +111,7 @@ def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, 
         return True, verdict.why
     if verdict.decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
         return True, "the plan allows every sandboxed command (sandbox.auto_allow)"
-    return False, verdict.why
+    return False, f"its command {text[:100]}: {plain(verdict)}" if verdict.decision == "ask" else verdict.why
 
 
 def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any]) -> Callable[[List[str]], Optional[str]]:
@@ -125,8 +133,8 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     ok, why = (_once_verdict(call, job, inner, payload) if inner is not None else
                baton_calls.safe(args, job.next.id if job.next else None, job.worker))
     allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
-    if not allow:
-        why = verdict.why if verdict.by_rule or ok else why
+    if verdict.by_rule or (allow and not ok):  # the person's own rule decides, and says why
+        why = verdict.why
     env = {}
     ran = "runs outside baton's sandbox, by baton's own path"
     if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
@@ -136,8 +144,7 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
         ran = "records its run outside baton's sandbox and runs its command once, inside it"
-    reason = (f"{shown(command)} {ran}: {why}." if allow else
-              f"{shown(command)}: baton asks before running it ({ran}), because {why}.")
+    reason = f"{shown(command)} {ran}: {why}." if allow else f"{shown(command)}: baton asks you first: {why}."
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
@@ -199,7 +206,9 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
         why = verdict.why
     launch = list(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
     args = built.args
-    if broker.wanted(command):  # its `baton` calls reach the job through a broker outside the sandbox
+    if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox
+        from store.gate import broker
+
         approved = broker.visible_calls(command, call.cwd, call.home) if decision == "ask" else []
         broker.write_context(files, rid, payload, call.env, approved)
         launch = [*broker.launch(files["broker"]), *launch]
@@ -207,11 +216,12 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
     rewrite.write_args(files["args"], args)
     rewrite.write_script(files["script"], launch, files["args"], files["started"])
     where = sandbox.summary(policy)
+    why = plain(verdict) if decision == "ask" else why
     why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
     reason = (f"{shown(command, 300)} runs in baton's sandbox, where it may write {where['writes']} "
               f"(git: {where['git']}): {why}." if decision == "allow" else
-              f"{shown(command, 300)}: baton asks before running it in its sandbox, where it may write "
-              f"{where['writes']} (git: {where['git']}), because {why}.")
+              f"{shown(command, 300)}: baton asks you before running it in its sandbox, where it may write "
+              f"{where['writes']} (git: {where['git']}): {why}.")
     return _answer(decision, reason, rewrite.sandboxed(command, files["script"]), call.input)
 
 

@@ -183,12 +183,13 @@ def allowed(rel: str, step: str, after: Optional[Tuple[Any, ...]]) -> bool:
 
 
 def only_records(before: bytes, ledger: Path) -> bool:
-    """The ledger only gained whole records of step ``a`` (NEXT in every corpus plan), made by baton."""
+    """The ledger only gained whole records of step ``a`` (NEXT in every corpus plan), made by baton:
+    its old bytes kept, something appended, and no other name for it (a hard link is damage)."""
     try:
-        after = ledger.read_bytes()
+        after, links = ledger.read_bytes(), os.stat(ledger).st_nlink
     except OSError:
         return False
-    if not after.startswith(before):
+    if not after.startswith(before) or after == before or links != 1:
         return False
     for line in after[len(before):].splitlines():
         try:

@@ -29,57 +29,23 @@ if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.pat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
-    import subprocess
-    from typing import Any, Dict, List, Mapping, Set
+    from typing import List
 
-ENV = "BATON_BROKER"
-# what the gate needs from the hook's environment to judge a call as the hook would (no tokens)
-HOOK_ENV = ("HOME", "USER", "PATH", "CLAUDE_PROJECT_DIR", "CLAUDE_PID", "CLAUDE_CONFIG_DIR", "CLAUDE_PLUGIN_DATA",
-            "CLAUDE_CODE_SESSION_ID")
-HOOK_ENV_PREFIXES = ("BATON_", "XDG_")
-PAYLOAD_KEYS = ("session_id", "permission_mode", "agent_id", "agent_type", "transcript_path")
-
-
-def visible_calls(command: str, cwd: str, home: str) -> List[List[str]]:
-    """The ``baton`` calls a person sees in ``command`` (its words after ``baton``): what they say yes to
-    when they are asked about the whole command."""
-    from store.shell import analyse
-
-    return [list(argv[1:]) for argv in analyse(command, cwd, home).baton if argv and argv[0] == "baton"]
-
-
-def write_context(files: Mapping[str, str], rid: str, payload: Mapping[str, Any], env: Mapping[str, str],
-                  approved: List[List[str]]) -> None:
-    """What the broker of run ``rid`` needs (``files``: :func:`store.gate.runs.paths`), in ``.broker``."""
-    from store.base import jsonc as json
-    from store.gate.rewrite import write_file
-
-    kept = {k: v for k, v in env.items() if k in HOOK_ENV or k.startswith(HOOK_ENV_PREFIXES)}
-    data = {"id": rid, "socket": files["socket"], "env": kept, "approved": approved,
-            "payload": {k: payload[k] for k in PAYLOAD_KEYS if isinstance(payload.get(k), str)}}
-    write_file(files["broker"], json.dumps(data, ensure_ascii=True).encode("ascii"))
-
-
-def launch(context_file: str) -> List[str]:
-    """The command line that starts the broker, before the ``LAUNCH`` it starts."""
-    here = os.path.abspath(__file__)
-    return [sys.executable or "/usr/bin/python3", "-I", "-S", here, context_file, "--"]
+    from store.gate.forwarded import Served
 
 
 class Broker:
-    """The listening socket, the calls running, and the launch (bwrap) they live with."""
+    """The listening socket, and the calls it serves (:class:`store.gate.forwarded.Served`)."""
 
-    def __init__(self, context: Dict[str, Any], bash_env: Dict[str, str]) -> None:
-        self.context, self.bash_env = context, bash_env  # bash_env: what a standalone call runs with
-        self.calls: Set[subprocess.Popen[bytes]] = set()
+    def __init__(self, served: Served) -> None:
+        self.served = served
         self.count = 0
-        self.closing = False
 
     def serve(self) -> socket.socket:
         import socket
         import threading
 
-        path = str(self.context["socket"])
+        path = str(self.served.context["socket"])
         here = os.open(".", os.O_RDONLY)
         try:  # bound by its short name: a socket's path may not pass ~100 bytes
             os.chdir(os.path.dirname(path))
@@ -97,31 +63,15 @@ class Broker:
     def _accept(self, server: socket.socket) -> None:
         import threading
 
+        from store.gate import forwarded
+
         while True:
             try:
                 conn, _ = server.accept()
             except OSError:
                 return
             self.count += 1
-            threading.Thread(target=self._one, args=(conn, self.count), daemon=True).start()
-
-    def _one(self, conn: socket.socket, number: int) -> None:
-        from store.gate import forwarded
-
-        with conn:
-            forwarded.serve(conn, number, self)
-
-    def end_calls(self) -> None:
-        """bwrap has ended: no caller is left, so a call still running is ended as its caller was."""
-        import signal
-
-        self.closing = True
-        for proc in list(self.calls):
-            if proc.poll() is None:
-                try:
-                    os.killpg(proc.pid, signal.SIGTERM)
-                except OSError:
-                    pass
+            threading.Thread(target=forwarded.serve, args=(conn, self.count, self.served), daemon=True).start()
 
 
 def main(argv: List[str]) -> int:
@@ -130,16 +80,17 @@ def main(argv: List[str]) -> int:
     import subprocess
 
     from store.base import jsonc as json
+    from store.gate.forwarded import Served
 
     split = argv.index("--")
     with open(argv[0], "rb") as handle:
         context = json.loads(handle.read().decode("ascii"))
-    broker = Broker(context, dict(os.environ))
+    served = Served(context, dict(os.environ))  # the environment a standalone call runs with
     os.environ.update(context.get("env") or {})  # the gate judges each call as the hook would
-    server = broker.serve()
+    server = Broker(served).serve()
     try:
         keep = tuple(fd for fd in (4, 7) if _open(fd))  # the report pipe and bwrap's arguments
-        proc = subprocess.Popen(argv[split + 1:], pass_fds=keep, env=broker.bash_env)
+        proc = subprocess.Popen(argv[split + 1:], pass_fds=keep, env=served.bash_env)
         for fd in keep:
             os.close(fd)  # bwrap has them; the report pipe must end when bwrap does
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
@@ -147,7 +98,7 @@ def main(argv: List[str]) -> int:
         code = proc.wait()
     finally:
         server.close()
-        broker.end_calls()
+        served.end_calls()
         try:
             os.unlink(str(context["socket"]))
         except OSError:

@@ -207,7 +207,7 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
     launch = list(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
     args = built.args
     if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox
-        from store.gate import broker
+        from store.gate import broker_context as broker
 
         approved = broker.visible_calls(command, call.cwd, call.home) if decision == "ask" else []
         broker.write_context(files, rid, payload, call.env, approved)

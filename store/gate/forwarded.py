@@ -3,8 +3,8 @@
 The request (from :mod:`store.cli.inside`) is one JSON line, ``{"argv": [...], "cwd": "..."}``,
 sent with three descriptors (the caller's stdin, stdout and stderr); then, while the call runs, the
 caller may send ``signal N`` lines (SIGINT, SIGTERM, SIGHUP are passed on); the broker answers
-``exit N``. The call is judged by baton's own PreToolUse gate (the hook's own code, in this
-process) as the standalone Bash command ``baton ARGS`` in the caller's directory, with the payload
+``exit N``. The call is judged by baton's own PreToolUse gate (the code the hook runs for Bash,
+:func:`gate`, in this process) as the standalone Bash command ``baton ARGS`` in the caller's directory, with the payload
 fields of the sandboxed call it came from: it runs only on ``allow`` (or on ``ask`` for a call the
 person was shown in that command and said yes to), exactly as the launcher line the gate answers
 with, outside the sandbox, by absolute paths, on the caller's descriptors. A ``baton once`` run
@@ -23,12 +23,33 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
     import subprocess
-    from typing import Any, Dict, List, Tuple
+    from typing import Any, Dict, List, Optional, Set, Tuple
 
-    from store.gate.broker import Broker
 
 MAX_REQUEST = 1 << 20  # a baton call's arguments: far over a note
 PASSED_SIGNALS = (1, 2, 15)  # SIGHUP, SIGINT, SIGTERM
+
+
+class Served:
+    """What the broker's calls share: its context, the environment a standalone call runs with, the
+    calls running, and whether the sandbox has ended."""
+
+    def __init__(self, context: Dict[str, Any], bash_env: Dict[str, str]) -> None:
+        self.context, self.bash_env = context, bash_env
+        self.calls: Set[subprocess.Popen[bytes]] = set()
+        self.closing = False
+
+    def end_calls(self) -> None:
+        """bwrap has ended: no caller is left, so a call still running is ended as its caller was."""
+        import signal
+
+        self.closing = True
+        for proc in list(self.calls):
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGTERM)
+                except OSError:
+                    pass
 
 
 class Decision:
@@ -46,15 +67,38 @@ def _needs_quotes(word: str) -> bool:
     return not word or any(not (c.isalnum() or c in "-_./=:,+@%") for c in word)
 
 
+def gate(payload: Dict[str, Any], env: Dict[str, str]) -> Optional[Dict[str, Any]]:
+    """The PreToolUse answer for the Bash call in ``payload``: what ``hooks/pre_tool_use.py`` does for
+    Bash while a job is active (``None`` where there is no job)."""
+    from store.gate import enforce, policy
+    from store.gate.call import Call
+    from store.state import leases, location
+    from store.state.job import Job
+
+    cwd = str(payload["cwd"])
+    layout = location.resolve(env, cwd)
+    if not layout.has_plan():
+        return None
+    home = env.get("HOME") or os.path.expanduser("~")
+    call = Call("Bash", payload["tool_input"], cwd, layout.project_dir, layout.state_dir, home, env)
+    session = payload.get("session_id")
+    job = Job(layout, {**env, "CLAUDE_CODE_SESSION_ID": session if isinstance(session, str) else env.get(
+        "CLAUDE_CODE_SESSION_ID", "")}, fresh=False)
+    leases.renew(layout, job.snap, job.worker)
+    return enforce.bash(call, job, policy.read_only_reason(job, call), payload)
+
+
 def decide(context: Dict[str, Any], args: List[str], cwd: str, tool_use_id: str) -> Decision:
     """What the gate says of ``baton ARGS`` run alone from ``cwd``: a :class:`Decision`."""
-    from hooks import adapter  # the PreToolUse gate itself: the same answer a standalone call gets
-
     command = command_of(args)
     payload = {**context.get("payload", {}), "cwd": cwd, "hook_event_name": "PreToolUse", "tool_name": "Bash",
                "tool_use_id": tool_use_id,
                "tool_input": {"command": command, "description": "baton, called from a sandboxed command"}}
-    answer = adapter.run("PreToolUse", json.dumps(payload).encode("utf-8", "surrogateescape"))
+    try:
+        answer = gate(payload, dict(os.environ))
+    except Exception as exc:  # noqa: BLE001 - the gate fails closed here as in the hook
+        return Decision([], {}, f"baton: the gate could not judge `{command[:200]}` ({type(exc).__name__}: "
+                                f"{exc}); nothing was run")
     specific = (answer or {}).get("hookSpecificOutput") or {}
     decision = specific.get("permissionDecision")
     reason = " ".join(str(specific.get("permissionDecisionReason") or "").split())
@@ -73,7 +117,7 @@ def decide(context: Dict[str, Any], args: List[str], cwd: str, tool_use_id: str)
     return Decision(parts[1], parts[0])
 
 
-def serve(conn: socket.socket, number: int, broker: Broker) -> None:
+def serve(conn: socket.socket, number: int, broker: Served) -> None:
     """Answer one connection: receive the call, run it (or refuse it), send ``exit N``."""
     fds: List[int] = []
     code = 1
@@ -109,7 +153,7 @@ def _receive(conn: socket.socket) -> Tuple[Dict[str, Any], List[int]]:
     return request, list(fds)
 
 
-def _run(request: Dict[str, Any], fds: List[int], number: int, broker: Broker, conn: socket.socket) -> int:
+def _run(request: Dict[str, Any], fds: List[int], number: int, broker: Served, conn: socket.socket) -> int:
     import subprocess
     import threading
 

@@ -100,28 +100,30 @@ def plain(verdict: permissions.Verdict) -> str:
     return f"it is {NOT_COVERED} (which baton cannot check on it: {verdict.why})"
 
 
-def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any]) -> Tuple[bool, str]:
-    """(needs no prompt, why) for ``baton once`` running ``inner``: decided as ``inner`` itself would
-    be in the sandbox, under the person's rules and the plan's ``sandbox.auto_allow``."""
-    text = " ".join(rewrite.quote(a) for a in inner)
+def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any],
+                  kernel: bool) -> Tuple[str, str]:
+    """(allow, ask or deny; why) for ``baton once`` running ``inner``: decided as ``inner`` itself
+    would be, under the person's rules and, where it runs in the sandbox, ``sandbox.auto_allow``."""
+    text = " ".join(rewrite.quote(a) if not a or any(c in a for c in " '\"$`\\;&|<>()*?[]{}~#") else a
+                    for a in inner)
     person = claude_settings.load(call.project, call.env)
     verdict = permissions.judge(text, str(payload.get("permission_mode") or "default"), person, call.cwd,
                                 call.project, call.home)
-    if verdict.decision == "allow":
-        return True, verdict.why
-    if verdict.decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
-        return True, "the plan allows every sandboxed command (sandbox.auto_allow)"
-    return False, f"its command {text[:100]}: {plain(verdict)}" if verdict.decision == "ask" else verdict.why
+    if verdict.decision == "ask" and not verdict.by_rule and kernel and job.plan.sandbox.auto_allow:
+        return "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
+    why = plain(verdict) if verdict.decision == "ask" else verdict.why
+    return verdict.decision, f"its command `{text[:200]}`: {why}" if verdict.decision != "allow" else why
 
 
-def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any]) -> Callable[[List[str]], Optional[str]]:
+def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any],
+                  kernel: bool) -> Callable[[List[str]], Optional[str]]:
     """For the person's rules on a whole command: a ``baton`` call that needs no prompt on its own
     (given its words after ``baton``) is as allowed inside a chain; why, or ``None``."""
     def check(args: List[str]) -> Optional[str]:
         inner = baton_calls.once_command(args)
-        ok, why = (_once_verdict(call, job, inner, payload) if inner is not None else
-                   baton_calls.safe(args, job.next.id if job.next else None, job.worker))
-        return f"baton's own `baton {' '.join(args[:1])}` ({why})" if ok else None
+        ok, why = (_once_verdict(call, job, inner, payload, kernel)[0] == "allow", "") if inner is not None else \
+            baton_calls.safe(args, job.next.id if job.next else None, job.worker)
+        return f"baton's own `baton {' '.join(args[:1])}`" + (f" ({why})" if why else "") if ok else None
 
     return check
 
@@ -130,9 +132,15 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
                 read_only: bool, mode: Mode, payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
     inner = baton_calls.once_command(args)
-    ok, why = (_once_verdict(call, job, inner, payload) if inner is not None else
-               baton_calls.safe(args, job.next.id if job.next else None, job.worker))
-    allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
+    if inner is not None:
+        decided, why = _once_verdict(call, job, inner, payload, mode.kernel)
+        if decided == "deny":
+            return _answer("deny", refuse("claude-rule", f"baton denied this command: {why}."))
+        ok = decided == "allow"
+    else:
+        ok, why = baton_calls.safe(args, job.next.id if job.next else None, job.worker)
+    # once: its command decides (the person's rules for it included); else a rule allowing it, or baton
+    allow = (ok or (verdict.decision == "allow" and inner is None)) and not verdict.by_rule
     if verdict.by_rule or (allow and not ok):  # the person's own rule decides, and says why
         why = verdict.why
     env = {}
@@ -175,7 +183,7 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
-                                call.project, call.home, trusted_baton(call, job, payload))
+                                call.project, call.home, trusted_baton(call, job, payload, mode.kernel))
     if verdict.decision == "deny":
         return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
     if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)

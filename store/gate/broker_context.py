@@ -32,14 +32,16 @@ def visible_calls(command: str, cwd: str, home: str) -> List[List[str]]:
     return [list(argv[1:]) for argv in analyse(command, cwd, home).baton if argv and argv[0] == "baton"]
 
 
-def write_context(files: Mapping[str, str], rid: str, payload: Mapping[str, Any], env: Mapping[str, str],
-                  approved: List[List[str]]) -> None:
-    """What the broker of run ``rid`` needs (``files``: :func:`store.gate.runs.paths`), in ``.broker``."""
+def write_context(files: Mapping[str, str], rid: str, where: Mapping[str, str], payload: Mapping[str, Any],
+                  env: Mapping[str, str], approved: List[List[str]]) -> None:
+    """What the broker of run ``rid`` needs (``files``: :func:`store.gate.runs.paths`; ``where``: the
+    job's ``project`` and ``state_dir``), in ``.broker``."""
     from store.base import jsonc as json
     from store.gate.rewrite import write_file
 
     kept = {k: v for k, v in env.items() if k in HOOK_ENV or k.startswith(HOOK_ENV_PREFIXES)}
-    data = {"id": rid, "socket": files["socket"], "env": kept, "approved": approved,
+    data = {"id": rid, "socket": files["socket"], "project": where["project"], "state_dir": where["state_dir"],
+            "env": kept, "approved": approved,
             "payload": {k: payload[k] for k in PAYLOAD_KEYS if isinstance(payload.get(k), str)}}
     write_file(files["broker"], json.dumps(data, ensure_ascii=True).encode("ascii"))
 

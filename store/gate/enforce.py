@@ -8,7 +8,9 @@ original command (:mod:`store.gate.permissions`); the count of operations that l
 (``limits.external_ops``); then ``allow`` or ``ask`` with ``updatedInput``,
 the command rewritten to run in the sandbox (never ``updatedInput`` alone: Claude Code would check
 its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths; the command
-a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``). Where no
+a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``), and is decided
+as that command would be. A command that names ``baton`` starts its sandbox through a broker
+(:mod:`store.gate.broker`) that carries its ``baton`` calls out, each judged here as if alone. Where no
 sandbox can run, the static gate alone decides and Claude Code's own prompts follow unchanged.
 """
 
@@ -218,7 +220,8 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
         from store.gate import broker_context as broker
 
         approved = broker.visible_calls(command, call.cwd, call.home) if decision == "ask" else []
-        broker.write_context(files, rid, payload, call.env, approved)
+        broker.write_context(files, rid, {"project": call.project, "state_dir": job.layout.state_dir}, payload,
+                             call.env, approved)
         launch = [*broker.launch(files["broker"]), *launch]
         args = [*args, "--setenv", broker.ENV, files["socket"]]
     rewrite.write_args(files["args"], args)

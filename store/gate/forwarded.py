@@ -158,7 +158,7 @@ def _run(request: Dict[str, Any], fds: List[int], number: int, broker: Served, c
     import threading
 
     context = broker.context
-    project = str(context.get("env", {}).get("CLAUDE_PROJECT_DIR") or "/")
+    project = str(context["project"])
     cwd = str(request["cwd"])
     cwd = cwd if os.path.isabs(cwd) and os.path.isdir(cwd) else project
     tool_use_id = f"{context.get('id')}-b{number}"
@@ -183,8 +183,7 @@ def _after_once(context: Dict[str, Any], tool_use_id: str, err: int) -> None:
     """The once command's sandbox is gone: undo what its mounts could not stop, as PostToolUse would."""
     from store.gate.afterrun import after_call
 
-    state_dir = os.path.dirname(os.path.dirname(str(context["socket"])))
-    _, undone = after_call(state_dir, {"tool_use_id": tool_use_id})
+    _, undone = after_call(str(context["state_dir"]), {"tool_use_id": tool_use_id})
     if undone:
         _say(err, undone)
 

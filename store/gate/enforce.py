@@ -103,8 +103,8 @@ def plain(verdict: permissions.Verdict) -> str:
 
 
 def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any],
-                  kernel: bool) -> Tuple[str, str]:
-    """(allow, ask or deny; why) for ``baton once`` running ``inner``: decided as ``inner`` itself
+                  kernel: bool) -> permissions.Verdict:
+    """allow, ask or deny, and why, for ``baton once`` running ``inner``: decided as ``inner`` itself
     would be, under the person's rules and, where it runs in the sandbox, ``sandbox.auto_allow``."""
     text = " ".join(rewrite.quote(a) if not a or any(c in a for c in " '\"$`\\;&|<>()*?[]{}~#") else a
                     for a in inner)
@@ -112,9 +112,11 @@ def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, 
     verdict = permissions.judge(text, str(payload.get("permission_mode") or "default"), person, call.cwd,
                                 call.project, call.home)
     if verdict.decision == "ask" and not verdict.by_rule and kernel and job.plan.sandbox.auto_allow:
-        return "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
+        return permissions.Verdict("allow", "the plan allows every sandboxed command (sandbox.auto_allow)")
+    if verdict.decision == "allow":
+        return verdict
     why = plain(verdict) if verdict.decision == "ask" else verdict.why
-    return verdict.decision, f"its command `{text[:200]}`: {why}" if verdict.decision != "allow" else why
+    return permissions.Verdict(verdict.decision, f"its command `{text[:200]}`: {why}", verdict.by_rule)
 
 
 def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any],
@@ -123,8 +125,8 @@ def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any],
     (given its words after ``baton``) is as allowed inside a chain; why, or ``None``."""
     def check(args: List[str]) -> Optional[str]:
         inner = baton_calls.once_command(args)
-        ok, why = (_once_verdict(call, job, inner, payload, kernel)[0] == "allow", "") if inner is not None else \
-            baton_calls.safe(args, job.next.id if job.next else None, job.worker)
+        ok, why = (_once_verdict(call, job, inner, payload, kernel).decision == "allow", "") if inner is not None \
+            else baton_calls.safe(args, job.next.id if job.next else None, job.worker)
         return f"baton's own `baton {' '.join(args[:1])}`" + (f" ({why})" if why else "") if ok else None
 
     return check
@@ -135,10 +137,10 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     command = str(call.input.get("command"))
     inner = baton_calls.once_command(args)
     if inner is not None:
-        decided, why = _once_verdict(call, job, inner, payload, mode.kernel)
-        if decided == "deny":
-            return _answer("deny", refuse("claude-rule", f"baton denied this command: {why}."))
-        ok = decided == "allow"
+        decided = _once_verdict(call, job, inner, payload, mode.kernel)
+        if decided.decision == "deny":
+            return _answer("deny", refuse("claude-rule", f"baton denied this command: {decided.why}."))
+        ok, why = decided.decision == "allow", decided.why
     else:
         ok, why = baton_calls.safe(args, job.next.id if job.next else None, job.worker)
     # once: its command decides (the person's rules for it included); else a rule allowing it, or baton

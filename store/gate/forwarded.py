@@ -35,16 +35,21 @@ class Served:
     calls running, and whether the sandbox has ended."""
 
     def __init__(self, context: Dict[str, Any], bash_env: Dict[str, str]) -> None:
+        import threading
+
         self.context, self.bash_env = context, bash_env
         self.calls: Set[subprocess.Popen[bytes]] = set()
         self.closing = False
+        self.lock = threading.Lock()  # a call starts before the end (and is ended with the rest) or not at all
 
     def end_calls(self) -> None:
         """bwrap has ended: no caller is left, so a call still running is ended as its caller was."""
         import signal
 
-        self.closing = True
-        for proc in list(self.calls):
+        with self.lock:
+            self.closing = True
+            running = list(self.calls)
+        for proc in running:
             if proc.poll() is None:
                 try:
                     os.killpg(proc.pid, signal.SIGTERM)
@@ -163,14 +168,18 @@ def _run(request: Dict[str, Any], fds: List[int], number: int, broker: Served, c
     cwd = cwd if os.path.isabs(cwd) and os.path.isdir(cwd) else project
     tool_use_id = f"{context.get('id')}-b{number}"
     decision = decide(context, list(request["argv"]), cwd, tool_use_id)
-    if decision.refusal or broker.closing:
-        _say(fds[2], decision.refusal or "baton: the sandboxed command has ended; nothing was run")
+    if decision.refusal:
+        _say(fds[2], decision.refusal)
         return 1
     env = {**broker.bash_env, "CLAUDE_PROJECT_DIR": project, **decision.env}
     env.pop("BATON_SANDBOX", None)
-    proc = subprocess.Popen(decision.argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2],
-                            start_new_session=True)
-    broker.calls.add(proc)
+    with broker.lock:
+        if broker.closing:
+            _say(fds[2], "baton: the sandboxed command has ended; nothing was run")
+            return 1
+        proc = subprocess.Popen(decision.argv, cwd=cwd, env=env, stdin=fds[0], stdout=fds[1], stderr=fds[2],
+                                start_new_session=True)
+        broker.calls.add(proc)
     threading.Thread(target=_watch, args=(conn, proc), daemon=True).start()
     code = proc.wait()
     broker.calls.discard(proc)

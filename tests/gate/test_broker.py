@@ -20,6 +20,8 @@ import pytest
 from corpus import STEPS
 from execution import ask_baton, hook_env, make_template, run_bash, set_mode, tell_baton
 
+from store.gate import rewrite
+
 OPEN = STEPS["open"]  # a (NEXT), b (waits for approval), c
 
 
@@ -52,6 +54,29 @@ class Job:
         ran = str((answer.get("updatedInput") or {}).get("command") or command)
         code, out, err = run_bash(self.base, ran, f"broker-{os.getpid()}-{self.calls}")
         return Ran(decision, code, out, err, tell_baton(self.base, ran, tool_use_id, code, out + err))
+
+    def run_unwatched(self, command: str) -> float:
+        """``command`` as Claude Code runs it, nothing killed after it (``run`` kills what is left after
+        5 seconds): the seconds until its output is closed (by everything that could write to it:
+        the shell, bwrap, which waits for all that runs in its sandbox, the broker the shell waits
+        for, and the calls it ran outside), and no broker of this job is left."""
+        import subprocess
+
+        from execution import cc_env
+
+        self.calls += 1
+        answer = ask_baton(self.base, command, f"toolu_broker_{self.calls}") or {}
+        line = str((answer.get("updatedInput") or {}).get("command") or "")
+        assert line, answer
+        outer = f"source /dev/null; eval {rewrite.quote(line)}"
+        started = time.monotonic()
+        try:
+            subprocess.run(["/bin/bash", "-c", outer], cwd=self.project, env=cc_env(self.base), capture_output=True,
+                           timeout=50, start_new_session=True)
+        except subprocess.TimeoutExpired:
+            return 50.0
+        assert not _brokers(self.base)
+        return time.monotonic() - started
 
     def ledger(self) -> List[Dict[str, Any]]:
         lines = (self.project / ".baton/steps.jsonl").read_text().splitlines()
@@ -168,9 +193,10 @@ def test_a_caller_killed_mid_call_ends_it_and_the_broker_ends_with_the_sandbox(j
     assert not _brokers(job.base), "the broker outlived its sandbox"
 
 
-def test_a_background_call_left_behind_does_not_keep_the_broker(job: Job) -> None:
-    job.run("baton once later -- sleep 60 &")
-    assert not _brokers(job.base)
+@pytest.mark.parametrize("command", ["baton once later -- sleep 2 &", "baton brief; sleep 0.5",
+                                     "baton once slow -- sleep 60 & sleep 1; kill -9 $!"])
+def test_the_broker_and_its_calls_end_with_the_sandbox(job: Job, command: str) -> None:
+    assert job.run_unwatched(command) < 30, "the broker or a call it ran outlived the sandbox"
 
 
 def _brokers(base: Path) -> List[str]:

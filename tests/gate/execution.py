@@ -33,13 +33,14 @@ CLAUDE = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code/bin/c
 SESSION = "corpus-session"
 BOOKKEEPING = (".baton/events.jsonl", ".baton/counters.json", ".baton/state.json", ".baton/lock", ".baton/hooks.lock",
                ".baton/run", ".baton/seen.json", ".baton/hashes.json", ".baton/monitor", ".baton/workers",
-               ".baton/rebuild.lock")  # baton's own derived files: figures, leases, the snapshot rebuild
+               ".baton/rebuild.lock", ".baton/once")  # baton's own derived files: figures, leases, the snapshot rebuild
 NEVER = ("secrets", ".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
          ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
 EMPTY_DIRS_OK = (".claude", ".git/modules", ".git/worktrees")  # baton makes them, empty, to bind them read-only
 TEST_CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".coverage", ".coverage.*")
 STEP_WRITES = {"restricted": ("src", "docs/*.md"), "validated": TEST_CACHES, "waiting": (), "readonly": ()}
 GIT_WRITABLE = ("restricted", "open")
+LEDGER = "project/.baton/steps.jsonl"
 KEEP_DIRS = ("home/.cache/baton", "project/.claude", "project/.baton/run")
 
 FORGE = '''import os, sys
@@ -179,6 +180,25 @@ def allowed(rel: str, step: str, after: Optional[Tuple[Any, ...]]) -> bool:
     if step == "open":
         return True
     return any(scope.glob_match(path, glob) for glob in STEP_WRITES[step])
+
+
+def only_records(before: bytes, ledger: Path) -> bool:
+    """The ledger only gained whole records of step ``a`` (NEXT in every corpus plan), made by baton:
+    its old bytes kept, something appended, and no other name for it (a hard link is damage)."""
+    try:
+        after, links = ledger.read_bytes(), os.stat(ledger).st_nlink
+    except OSError:
+        return False
+    if not after.startswith(before) or after == before or links != 1:
+        return False
+    for line in after[len(before):].splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(record, dict) or record.get("step") != "a" or not record.get("hash"):
+            return False
+    return True
 
 
 def cc_env(base: Path) -> Dict[str, str]:
@@ -382,6 +402,7 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
                .replace("@REPO@", str(REPO)))
     secret = (base / "home/.config/baton/approval.key").read_text()
     before = snapshot(base)
+    ledger_before = (base / LEDGER).read_bytes()
     tool_use_id = f"toolu_corpus_{number}"
     decision, ran, notes = "", command, ""
     if mode != "control":
@@ -395,7 +416,8 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
     after = snapshot(base)
     changed = sorted(rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel))
     forbidden = [("+" if rel not in before else "-" if rel not in after else "~") + rel for rel in changed
-                 if not allowed(rel, form.step, after.get(rel))]
+                 if not allowed(rel, form.step, after.get(rel)) and not (
+                     rel == LEDGER and only_records(ledger_before, base / LEDGER))]
     errors = [rel for rel in after if rel.startswith("project/.baton/errors.log")]
     result = {"id": form.id, "mode": mode, "decision": decision, "code": code, "out": out[-2000:], "err": err[-400:],
               "forbidden": forbidden, "leaked": _leaked(base, secret, before, after, out + err),

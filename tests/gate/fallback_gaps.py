@@ -14,6 +14,15 @@ step; and the tests a test runner runs.
 from __future__ import annotations
 
 FALLBACK_GAPS = frozenset({
+    'open/chained/forged-in-background-open',
+    'open/chained/forged-in-loop-open',
+    'open/chained/forged-then-brief-open',
+    'open/chained/forged-then-record-open',
+    'open/chained/once-forges-open',
+    'open/chained/plan-then-record-open',
+    'open/chained/protect-then-record-open',
+    'open/chained/record-then-forged-open',
+    'restricted/chained/key-then-record',
     'open/approvals/forge-ahead',
     'open/approvals/nested-claude-ahead',
     'open/approvals/nested-claude-scrubbed',

@@ -49,8 +49,8 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
 
 # with baton's sandbox, a Bash call that passes comes back rewritten (read-only commands: allowed)
 SANDBOXED: Dict[str, Tuple[Optional[str], str]] = {
-    "pre_tool_use_bash": ("allow", "baton runs this in its sandbox (writable: src/**, a.txt, nb.ipynb"),
-    "pre_tool_use_bash_subagent": ("allow", "baton runs this in its sandbox"),
+    "pre_tool_use_bash": ("allow", "runs in baton's sandbox, where it may write src/**, a.txt, nb.ipynb"),
+    "pre_tool_use_bash_subagent": ("allow", "runs in baton's sandbox, where it may write"),
 }
 
 WITHOUT_PLAN: Dict[str, Tuple[Optional[str], str]] = {

@@ -76,7 +76,8 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
 
     if not layout.plan.exists():
         raise BatonError(f"{layout.plan} does not exist; nothing to export")
-    config = telemetry.Config(os.environ)
+    settings = exporting.settings_for(layout, os.environ)
+    config = telemetry.Config(settings.values)
     if args.print:
         state = exporting.load_state(layout)
         import time
@@ -86,17 +87,17 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
         for body in metric_bodies + log_bodies:
             print(json.dumps(body, separators=(",", ":")))
         return 0
-    outcome = exporting.run(layout, os.environ, rounds=1)
+    outcome = exporting.run(layout, os.environ, rounds=1, settings=settings)
     if args.json:
         error = outcome.error if outcome else "nothing was sent"
         print(views.to_json({"ok": not error, "sent_points": outcome.sent_points if outcome else 0,
                              "sent_logs": outcome.sent_logs if outcome else 0, "metrics_url": config.metrics_url,
-                             "logs_url": config.logs_url, "error": error or None}))
+                             "logs_url": config.logs_url, "settings_from": settings.source, "error": error or None}))
         return CHECK if error else 0
     if outcome is None or outcome.error:
-        print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'}; "
-              "nothing is lost: the next export sends it", file=sys.stderr)
+        print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'} (settings from "
+              f"{settings.source}); nothing is lost: the next export sends it", file=sys.stderr)
         return CHECK
     print(f"sent {outcome.sent_points} metric points to {config.metrics_url} and {outcome.sent_logs} log records "
-          f"to {config.logs_url}")
+          f"to {config.logs_url} (settings from {settings.source})")
     return 0

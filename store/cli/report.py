@@ -24,10 +24,11 @@ if TYPE_CHECKING:
     from store.state.location import Layout
 
 
-def status_of(layout: Layout) -> Dict[str, Any]:
+def status_of(layout: Layout, records: int = 5) -> Dict[str, Any]:
+    """The status document, with the ledger's last ``records`` records (the page's event log wants more)."""
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    last, _ = journal.last_records(layout, 5)
+    last, _ = journal.last_records(layout, records)
     return views.status_data(job, last)
 
 
@@ -54,10 +55,10 @@ def report_text(data: Mapping[str, Any], colour: bool = False) -> str:
 
 
 def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
-    data = status_of(layout)
     if args.html:
-        from store.cli import page
+        from store.cli import page, page_events
 
+        data = status_of(layout, page_events.LOG_ROWS)
         target = Path(args.html)
         html = page.render(data).encode("utf-8")
         try:
@@ -67,6 +68,7 @@ def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
         print(views.to_json({"file": str(target), "bytes": len(html)}) if args.json
               else f"wrote {target} ({len(html):,} bytes)")
         return 0
+    data = status_of(layout)
     print(views.to_json(data) if args.json else report_text(data, dashboard.use_colour(sys.stdout, os.environ)))
     return 0
 

@@ -174,4 +174,4 @@ def log(data: Mapping[str, Any], names: Names) -> str:
             for t, who, kind, what in found[-LOG_ROWS:]]
     if not rows:
         return '<p class="empty">Nothing has happened yet.</p>'
-    return _table("event-log", ["time", "session", "kind", "what"], rows, len(found), "events shown here")
+    return _table("event-log", ["time", "session", "kind", "what"], rows, len(rows), "events")

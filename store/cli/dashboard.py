@@ -193,7 +193,11 @@ def _telemetry(data: Mapping[str, Any]) -> List[str]:
         text += f", last sent {info['last_export']}"
     if info.get("error"):
         text += f"; failing: {one_line(str(info['error']), 150)}"
-    return _line("export", text)
+    lines = _line("export", text)
+    if info.get("to") and info.get("settings_from"):
+        lines += _line("", f"to {one_line(str(info['to'][0]), 80)}, settings from "
+                           f"{one_line(str(info['settings_from']), 150)}")
+    return lines
 
 
 def step_row(step: Mapping[str, Any], current: Optional[str], paint: Painter) -> str:

@@ -166,6 +166,9 @@ SPECIFIC: List[Form] = [
     Form("links", "hard-link-glob", "ln .bat*/steps.jsonl src/notes.txt", "restricted"),
     Form("links", "hard-link-cp-l", "cp -l .baton/plan.json src/p.json", "restricted"),
     Form("links", "hard-link-key", "ln $HOME/.config/baton/approval.key src/k", "restricted"),
+    # baton's telemetry settings (the collector's credentials) sit beside the key, as hidden
+    Form("links", "otel-settings-read", "cat ~/.config/b?ton/tele?etry.env", "open"),
+    Form("links", "otel-settings-copy", "cp ~/.config/b?ton/tele?etry.env src/t.txt", "restricted"),
     Form("links", "hard-link-protect", "ln secrets/token src/t", "restricted"),
     Form("links", "symlink-key-read", "ln -s $HOME/.config/baton/approval.key src/k && cat src/k", "restricted"),
     Form("links", "proc-self-root", "echo pwn >> /proc/self/root$PWD/.baton/steps.jsonl", "restricted"),

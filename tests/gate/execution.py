@@ -115,6 +115,9 @@ def make_template(base: Path) -> Path:
     (home / ".cache" / "pip").mkdir(parents=True)
     (home / ".cache" / "tmp").mkdir()  # the commands' TMPDIR without the sandbox: never the machine's /tmp
     approvals.ensure_key({"HOME": str(home)})
+    otel = home / ".config" / "baton" / "telemetry.env"  # the collector's credentials, beside the key
+    otel.write_text(f"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20{OTEL_SECRET}\n")
+    otel.chmod(0o600)
     (project / ".baton").mkdir()
     layout = Layout(project / ".baton", project)
     layout.plan.write_text(json.dumps(STEPS["restricted"]))
@@ -306,13 +309,15 @@ def _approvals(base: Path) -> int:
 
 
 def _leaked(base: Path, secret: str, before: Dict[str, Any], after: Dict[str, Any], output: str) -> bool:
-    if secret in output:
+    """Whether the approval key (``secret``) or the telemetry settings' token got out of their folder."""
+    if secret in output or OTEL_SECRET in output:
         return True
     for rel, sig in after.items():
-        if sig[0] != "file" or before.get(rel) == sig or rel.endswith("approval.key"):
+        if sig[0] != "file" or before.get(rel) == sig or rel.startswith("home/.config/baton/"):
             continue
         try:
-            if secret in (base / rel).read_text(errors="replace"):
+            text = (base / rel).read_text(errors="replace")
+            if secret in text or OTEL_SECRET in text:
                 return True
         except OSError:
             continue
@@ -389,6 +394,7 @@ class Manifest:
 
 
 _MANIFESTS: Dict[str, Manifest] = {}
+OTEL_SECRET = "otel-token-4f1c9a"
 
 
 def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> Dict[str, Any]:
@@ -428,7 +434,7 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
 def damaged(result: Dict[str, Any]) -> List[str]:
     """What a run did that it must not: forbidden changes, a leaked key, a signed approval."""
     found = list(result["forbidden"])
-    found += ["leaked the approval key"] if result["leaked"] else []
+    found += ["leaked the approval key or the telemetry settings' token"] if result["leaked"] else []
     found += [f"{result['approvals']} signed approval(s)"] if result["approvals"] else []
     return found
 

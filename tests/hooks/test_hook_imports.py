@@ -86,7 +86,10 @@ CASES: Dict[str, Any] = {
     "UserPromptSubmit /baton:brief": ("UserPromptSubmit", "user_prompt_submit", {"prompt": "/baton:brief"},
                                       PROMPT | {"store.cli", "store.cli.prompt", "store.base.errors"},
                                       PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF
-                                      | BRIEF_GATES),
+                                      | BRIEF_GATES
+                                      # the events file's writer, under the hooks lock: the session answered a
+                                      # command, so the report draws no empty session for it
+                                      | {"store.base.durable"} | LOCKS),
     "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
                          GATE | JOB | COUNTERS | {"store.sandbox.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},

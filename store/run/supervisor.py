@@ -17,8 +17,7 @@ import time
 
 from store.base.errors import BatonError
 from store.base.values import Frozen
-from store.monitor.outcomes import read_counters
-from store.run import backoff, launch, notify, orphans, records, session, stops
+from store.run import backoff, launch, notify, orphans, records, session, spent, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
@@ -89,7 +88,7 @@ class Supervisor:
         while True:
             if self.watch.caught():
                 return self._stop(job, stops.interrupted(job, self.watch.signal_name, self.config.again))
-            counters = read_counters(self.layout)
+            counters = spent.caught_up(job)
             verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again)
             if verdict is None and self.idle >= self.config.max_idle:
                 verdict = stops.idle(job, self.idle, self.refused, self.last_detail, self.config.again)
@@ -115,13 +114,13 @@ class Supervisor:
 
     def _session(self, job: Job, counters: Mapping[str, Any], claude: str) -> Tuple[Report, Ending]:
         self.sessions += 1
-        turns = counters.get("turns", 0)
-        caps = launch.job_caps(job.plan.limits, turns if isinstance(turns, (int, float)) else 0,
-                               stops.spent_cost(job, counters)).tighter(self.config.user_caps)
+        caps = launch.job_caps(job.plan.limits, spent.used(counters, "turns"), stops.spent_cost(job, counters),
+                               spent.used(counters, "tokens")).tighter(self.config.user_caps)
         argv = launch.argv(claude, caps, self.config.user_args, self.config.plugin_dir, self.resume_id,
                            self.config.prompt)
         facts = {"next": job.next.id if job.next else None, "resume": self.resume_id or None,
-                 "max_turns": caps.turns, "max_budget_usd": caps.cost_usd}
+                 "max_turns": caps.turns, "max_budget_usd": caps.cost_usd,
+                 "task_budget": None if caps.tokens is None else max(caps.tokens, launch.MIN_TASK_BUDGET)}
         env = launch.environment(self.env, self.job_id)
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
@@ -135,7 +134,7 @@ class Supervisor:
         if ended in ("completed", "turn_cap", "budget") and after.next is not None:
             if after.waiting_for_approval():
                 ended = "approval"
-            elif stops.reached(after, read_counters(self.layout)):
+            elif stops.reached(after, spent.caught_up(after)):
                 ended = "limit"
         step = before.next.id if before.next else ""
         record = records.record_session(self.layout, step, report.session_id, ended, ending.detail,

@@ -20,7 +20,7 @@ import json
 import socket
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Union
 
@@ -101,13 +101,15 @@ Script = Union[Sequence[Turn], Callable[[dict[str, Any]], Turn]]
 
 @dataclass
 class LoggedRequest:
-    """One request received; `turn` is the script index a main request consumed."""
+    """One request received; `turn` is the script index a main request consumed; `headers` with
+    lower-case names."""
 
     method: str
     path: str
     body: Any
     kind: str  # "main", "side", "count_tokens" or "other"
     turn: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class FakeAPI:
@@ -172,6 +174,10 @@ class FakeAPI:
         """Bodies of the main-conversation requests (those with a `tools` array), in order."""
         return [r.body for r in self.log if r.kind == "main"]
 
+    def main_entries(self) -> list[LoggedRequest]:
+        """The main-conversation requests as logged (body and headers), in order."""
+        return [r for r in self.log if r.kind == "main"]
+
     def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | ApiError:
         """What answers a /v1/messages request: its blocks, or an error or DROP turn as it is;
         blocks while its turn is HANG."""
@@ -230,7 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "count_tokens"
         else:
             kind = "other"
-        entry = LoggedRequest("POST", self.path, body, kind)
+        entry = LoggedRequest("POST", self.path, body, kind, headers={k.lower(): v for k, v in self.headers.items()})
         self.fake.log.append(entry)
         try:
             if kind == "count_tokens":

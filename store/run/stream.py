@@ -71,11 +71,11 @@ class Report:
 class Ending(Frozen):
     """How a session ended, in the terms of the ledger's ``session`` records."""
 
-    __slots__ = ("ended", "detail", "transient", "retry_after", "cost_usd", "turns", "exit_code")
+    __slots__ = ("ended", "detail", "transient", "retry_after", "cost_usd", "turns", "exit_code", "api_error")
 
     def __init__(self, ended: str, detail: str, transient: bool = False, retry_after: float = 0.0,
                  cost_usd: Optional[float] = None, turns: Optional[int] = None,
-                 exit_code: Optional[int] = None) -> None:
+                 exit_code: Optional[int] = None, api_error: str = "") -> None:
         self.ended = ended
         self.detail = detail  # one line for people: the error, the signal, the last words on stderr
         self.transient = transient  # an API error worth retrying (overloaded, rate limited, 5xx, network)
@@ -83,6 +83,7 @@ class Ending(Frozen):
         self.cost_usd = cost_usd  # total_cost_usd as reported (cumulative over resumes of one session)
         self.turns = turns
         self.exit_code = exit_code  # the process's exit code, negative for a signal (as subprocess says)
+        self.api_error = api_error  # for api_error: the status and kind ("529 overloaded_error"), else ""
 
 
 def _api_error(result: Dict[str, Any]) -> Optional[str]:
@@ -113,7 +114,7 @@ def _from_result(result: Dict[str, Any], report: Report, exit_code: int) -> Endi
     if api is not None:
         said = said.split(". ", 1)[0]  # "API Error: 529 Overloaded", without Claude Code's advice after it
         return Ending("api_error", f"{api}: {said}" if said else api, transient(result.get("api_error_status")),
-                      report.retry_delay, cost, turns, exit_code)
+                      report.retry_delay, cost, turns, exit_code, api)
     if subtype == "error_max_turns" or reason == "max_turns":
         return Ending("turn_cap", first_error or "reached --max-turns", False, 0.0, cost, turns, exit_code)
     if subtype == "error_max_budget_usd" or reason == "budget_exhausted":

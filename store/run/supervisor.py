@@ -21,6 +21,7 @@ from store.run import backoff, launch, notify, orphans, records, session, spent,
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
+from store.state.journal import now_iso
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -53,7 +54,7 @@ class Supervisor:
         self.started = time.monotonic()
         self.sessions = self.idle = self.api_errors = self.failures = self.refused = 0
         self.run_cost = 0.0
-        self.resume_id = self.last_detail = self.plan_job = ""
+        self.resume_id = self.last_detail = self.plan_job = self.session_started = ""
 
     def run(self) -> int:
         """Supervise until a stop; the exit code (see ``stops.CODES``)."""
@@ -122,6 +123,7 @@ class Supervisor:
                  "max_turns": caps.turns, "max_budget_usd": caps.cost_usd,
                  "task_budget": None if caps.tokens is None else max(caps.tokens, launch.MIN_TASK_BUDGET)}
         env = launch.environment(self.env, self.job_id)
+        self.session_started = now_iso()
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
                                facts)
@@ -137,6 +139,8 @@ class Supervisor:
             elif stops.reached(after, spent.caught_up(after)):
                 ended = "limit"
         step = before.next.id if before.next else ""
+        if ending.ended == "api_error":
+            self._api_error(after, report, ending, step)
         record = records.record_session(self.layout, step, report.session_id, ended, ending.detail,
                                         ending.cost_usd, ending.turns, ending.exit_code)
         cost = record.get("cost_usd")
@@ -147,6 +151,18 @@ class Supervisor:
                    "ended": ended, "detail": ending.detail, "exit_code": ending.exit_code, "cost_usd": cost,
                    "turns": ending.turns, "recorded": recorded, "next": after.next.id if after.next else None,
                    "run_cost_usd": round(self.run_cost, 10)})
+
+    def _api_error(self, job: Job, report: Report, ending: Ending, step: str) -> None:
+        """Count the turn in the job's figures, as the StopFailure hook would have: Claude Code ends a
+        ``-p`` process without waiting for that hook, so it is counted here unless it got there."""
+        from store.monitor import outcomes
+
+        detail = ending.detail.split(": ", 1)[-1] if ending.api_error else ending.detail
+        try:
+            outcomes.turn_failed(self.layout, report.session_id, step, ending.api_error or "network", detail,
+                            job.snap.progress_seq, "baton run", since=self.session_started)
+        except OSError as exc:  # the figures miss this error; the run goes on, and says so
+            self.emit({"event": "warning", "message": f"could not count the API error in the figures: {exc}"})
 
     def _after(self, job: Job, ending: Ending, report: Report) -> Optional[stops.Stop]:
         """Decide on the failure counters after a session; wait when it ended abnormally."""

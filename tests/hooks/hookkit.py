@@ -34,6 +34,7 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
     "SessionEnd": set(),
+    "StopFailure": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},

@@ -4,7 +4,8 @@
 the model can record progress when no one is there to answer a permission prompt), the plugin
 directory when one is given, ``--max-turns``, ``--max-budget-usd`` and ``--task-budget`` from what is
 left of the job's limits (or the person's own, smaller values after ``--``), ``--resume`` when
-resuming, then the person's arguments. ``--task-budget`` (hidden from Claude Code's help) puts
+resuming, then the person's arguments; its hooks get ``BATON_PARK_APPROVALS=1`` (park a call that waits for an
+approval). ``--task-budget`` (hidden from Claude Code's help) puts
 ``output_config.task_budget`` in every request, so the model is told how many tokens the job has
 left; the API takes it as advice to the model, not a cap, and refuses a total under
 :data:`MIN_TASK_BUDGET`, so a smaller rest is sent as that minimum. ``OTEL_RESOURCE_ATTRIBUTES``
@@ -31,6 +32,7 @@ OWN_FLAGS = ("-p", "--print", "--output-format", "--input-format", "-r", "--resu
 CAPS = {"--max-turns": "turns", "--max-budget-usd": "cost_usd", "--task-budget": "tokens"}
 WHOLE = ("turns", "tokens")  # caps given as whole numbers
 MIN_TASK_BUDGET = 1024  # the Messages API's minimum for output_config.task_budget.total
+PARK_APPROVALS = "BATON_PARK_APPROVALS"  # store.gate.parking.ENV
 
 
 class Caps:
@@ -112,10 +114,13 @@ def argv(claude: str, caps: Caps, user_args: Sequence[str], plugin_dir: str = ""
 
 
 def environment(env: Mapping[str, str], job_id: str) -> Dict[str, str]:
-    """``env`` with the job id appended to ``OTEL_RESOURCE_ATTRIBUTES`` (values are percent-encoded)."""
+    """``env`` with the job id appended to ``OTEL_RESOURCE_ATTRIBUTES`` (values are percent-encoded),
+    and ``BATON_PARK_APPROVALS=1`` unless the person set it (``0`` keeps refusing calls that wait for
+    an approval, see ``store.gate.parking``)."""
     from urllib.parse import quote
 
     out = dict(env)
+    out.setdefault(PARK_APPROVALS, "1")
     mine = f"baton.job.id={quote(job_id, safe='')}"
     before = out.get("OTEL_RESOURCE_ATTRIBUTES", "").strip().rstrip(",")
     out["OTEL_RESOURCE_ATTRIBUTES"] = f"{before},{mine}" if before else mine

@@ -86,11 +86,16 @@ class Supervisor:
         self.plan_job = job.plan.job
         self.emit({"event": "start", "pid": os.getpid(), "job": self.job_id, "project": str(self.layout.project),
                    "done": _done(job), "total": len(job.plan.steps), "next": job.next.id if job.next else None})
+        held = records.parked_on(self.layout, job.next.id) if job.next is not None else None
+        if held is not None and not job.waiting_for_approval():  # approved since: go on at the parked call
+            self.resume_id = str(held["session"])
         while True:
             if self.watch.caught():
                 return self._stop(job, stops.interrupted(job, self.watch.signal_name, self.config.again))
             counters = spent.caught_up(job)
-            verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again)
+            held = records.parked_on(self.layout, job.next.id) if job.waiting_for_approval() and job.next else None
+            verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again,
+                                     held)
             if verdict is None and self.idle >= self.config.max_idle:
                 verdict = stops.idle(job, self.idle, self.refused, self.last_detail, self.config.again)
             if verdict is not None:
@@ -141,8 +146,9 @@ class Supervisor:
         step = before.next.id if before.next else ""
         if ending.ended == "api_error":
             self._api_error(after, report, ending, step)
+        parked = ending.parked and {**ending.parked, "step": after.next.id if after.next else ""}  # what it waits for
         record = records.record_session(self.layout, step, report.session_id, ended, ending.detail,
-                                        ending.cost_usd, ending.turns, ending.exit_code)
+                                        ending.cost_usd, ending.turns, ending.exit_code, parked)
         cost = record.get("cost_usd")
         self.run_cost += cost if isinstance(cost, (int, float)) else 0.0
         self.idle = 0 if recorded else self.idle + (0 if ending.ended == "api_error" else 1)

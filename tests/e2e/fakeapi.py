@@ -126,6 +126,7 @@ class FakeAPI:
         self._lock = threading.Lock()
         self._turns_served = 0
         self._ids = itertools.count(1)
+        self._message_ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self.usage: Callable[[LoggedRequest], dict[str, int]] | None = None
         self.reported: list[tuple[str, dict[str, int]]] = []  # (request kind, usage) of answers delivered
@@ -202,6 +203,10 @@ class FakeAPI:
             return index, self.script[index]
         return index, [text(EXHAUSTED_TEXT)]
 
+    def message_id(self) -> str:
+        """A new message id for an answer (each answer its own, as the API gives)."""
+        return f"msg_{next(self._message_ids):04d}"
+
     def _with_id(self, block: Block) -> Block:
         if block.get("type") == "tool_use" and "id" not in block:
             return dict(block, id=f"toolu_{next(self._ids):04d}")
@@ -260,11 +265,11 @@ class _Handler(BaseHTTPRequestHandler):
         elif body.get("stream"):
             model = str(body.get("model", "claude-test"))
             usage = self._usage(entry)
-            self._send(200, "text/event-stream", sse_events(answer, model, usage))
+            self._send(200, "text/event-stream", sse_events(answer, model, usage, self.fake.message_id()))
             self.fake.reported.append((entry.kind, usage))
         else:
             usage = self._usage(entry)
-            reply = message(answer, str(body.get("model")), usage)
+            reply = message(answer, str(body.get("model")), usage, self.fake.message_id())
             self._send(200, "application/json", json.dumps(reply).encode())
             self.fake.reported.append((entry.kind, usage))
 

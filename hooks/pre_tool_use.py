@@ -13,7 +13,7 @@ import os
 
 from hooks.adapter import PayloadError, deny
 from hooks.context import env_for, layout_for
-from store.gate import parking, policy
+from store.gate import policy
 from store.gate.call import Call
 
 TYPE_CHECKING = False
@@ -36,12 +36,12 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         reason = policy.decide(call, None, None, None)
     else:
         from store.state import leases
-        from store.state.job import Job  # only where there is a job
+        from store.state.job import PARK_APPROVALS, Job  # only where there is a job
 
         job = Job(layout, env_for(payload, env), fresh=False)
         leases.renew(layout, job.snap, job.worker)
         read_only = policy.read_only_reason(job, call)
-        park = env.get(parking.ENV) == "1" and _parks(read_only, job, payload, env)
+        park = env.get(PARK_APPROVALS) == "1" and _parks(read_only, job, payload, env)
         if tool == "Bash" and isinstance(tool_input.get("command"), str) and "\x00" not in tool_input["command"]:
             from store.gate import enforce
 
@@ -51,13 +51,21 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
             if reason is None and call.external:
                 reason = policy.count_external(job, call)
             answer = deny(reason) if reason else None
-        return parking.park(job) if park and _refused(answer) else answer
+        if park and _refused(answer):
+            from store.gate import parking
+
+            return parking.park(job)
+        return answer
     return deny(reason) if reason else None
 
 
 def _parks(read_only: Optional[Tuple[str, str]], job: Job, payload: Mapping[str, Any], env: Mapping[str, str]) -> bool:
     """Whether a refusal of this call is turned into a parked call (see :mod:`store.gate.parking`)."""
-    return read_only is not None and read_only[0] == "waiting" and parking.enabled(env, job, payload)
+    if read_only is None or read_only[0] != "waiting":
+        return False
+    from store.gate import parking  # only in a baton run session, and only while NEXT waits
+
+    return parking.enabled(env, job, payload)
 
 
 def _refused(answer: Optional[Mapping[str, Any]]) -> bool:

@@ -166,7 +166,7 @@ class Supervisor:
         detail = ending.detail.split(": ", 1)[-1] if ending.api_error else ending.detail
         try:
             outcomes.turn_failed(self.layout, report.session_id, step, ending.api_error or "network", detail,
-                            job.snap.progress_seq, "baton run", since=self.session_started)
+                                 job.snap.progress_seq, "baton run", since=self.session_started)
         except OSError as exc:  # the figures miss this error; the run goes on, and says so
             self.emit({"event": "warning", "message": f"could not count the API error in the figures: {exc}"})
 

@@ -7,8 +7,10 @@ next turn of the script; the others (titles, summaries) get a short plain answer
 a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which blocks that
 request until `release()` or `stop()`, or an `ApiError` (`overloaded()`: HTTP 529, with a
 retry-after header when asked), answered with that status and the API's error body, or `DROP`,
-which closes the connection without answering. When the script runs out, the answer is the text
-"(script exhausted)" with stop_reason end_turn, so a session always ends. Every answer reports
+which closes the connection without answering, or `CUT`, which starts a streamed answer (its
+headers and `message_start`) and closes the connection in the middle of it. When the script runs
+out, the answer is the text "(script exhausted)" with stop_reason end_turn, so a session always
+ends. Every answer reports
 the token usage `usage(entry)` gives (default 10 in, 10 out); `reported` lists what each answer
 that reached the client reported, with its request's kind.
 """
@@ -37,6 +39,7 @@ from .messages_api import (
 
 __all__ = [
     "ApiError",
+    "CUT",
     "DROP",
     "FakeAPI",
     "HANG",
@@ -77,6 +80,17 @@ class _Drop:
 DROP = _Drop()
 
 
+class _Cut:
+    """Marker for a turn whose streamed answer stops in the middle: the connection closes after
+    `message_start`, with no `message_stop`."""
+
+    def __repr__(self) -> str:
+        return "CUT"
+
+
+CUT = _Cut()
+
+
 @dataclass(frozen=True)
 class ApiError:
     """A turn answered with an HTTP error, as the Messages API sends one (and `retry-after`)."""
@@ -95,7 +109,7 @@ def overloaded(retry_after: float | None = None) -> ApiError:
     return ApiError(529, "overloaded_error", "Overloaded", retry_after)
 
 
-Turn = Union[list[Block], _Hang, _Drop, ApiError]
+Turn = Union[list[Block], _Hang, _Drop, _Cut, ApiError]
 Script = Union[Sequence[Turn], Callable[[dict[str, Any]], Turn]]
 
 
@@ -179,7 +193,7 @@ class FakeAPI:
         """The main-conversation requests as logged (body and headers), in order."""
         return [r for r in self.log if r.kind == "main"]
 
-    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | ApiError:
+    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | _Cut | ApiError:
         """What answers a /v1/messages request: its blocks, or an error or DROP turn as it is;
         blocks while its turn is HANG."""
         if entry.kind != "main":
@@ -189,7 +203,7 @@ class FakeAPI:
             self.hanging.set()
             self._release.wait()
             turn = [text(RELEASED_TEXT)]
-        if isinstance(turn, (_Drop, ApiError)):
+        if isinstance(turn, (_Drop, _Cut, ApiError)):
             return turn
         return [self._with_id(block) for block in turn]
 
@@ -256,7 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict[str, Any], entry: LoggedRequest) -> None:
         answer = self.fake.answer(body, entry)
-        if isinstance(answer, _Drop):
+        if isinstance(answer, _Cut):
+            self._cut(str(body.get("model", "claude-test")), self._usage(entry))
+        elif isinstance(answer, _Drop):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
         elif isinstance(answer, ApiError):
@@ -272,6 +288,18 @@ class _Handler(BaseHTTPRequestHandler):
             reply = message(answer, str(body.get("model")), usage, self.fake.message_id())
             self._send(200, "application/json", json.dumps(reply).encode())
             self.fake.reported.append((entry.kind, usage))
+
+    def _cut(self, model: str, usage: dict[str, int]) -> None:
+        """A 200 stream that ends after its first event, without a length: the client reads to the end."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        first = sse_events([text("partial")], model, usage, self.fake.message_id()).split(b"\n\n", 1)[0] + b"\n\n"
+        self.wfile.write(first)
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def _usage(self, entry: LoggedRequest) -> dict[str, int]:
         usage = self.fake.usage(entry) if self.fake.usage is not None else None

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pytest
 
 from .driver import Claude
-from .fakeapi import DROP, ApiError, FakeAPI, all_text_of, overloaded, text
+from .fakeapi import CUT, DROP, ApiError, FakeAPI, all_text_of, overloaded, text
 from .jobstate import baton, ledger, write_plan
 from .runs import run_to_end
 from .streaming import Session
@@ -78,6 +78,24 @@ def test_an_api_error_in_a_running_session_is_counted_and_the_next_prompt_goes_o
     data = status(plugin_copy, project, claude.home)
     assert data["api_errors"]["turns"] == 1 and data["api_errors"]["last"]["step"] == "a"
     assert "API ERROR" not in baton(plugin_copy, project, claude.home, "brief").stdout  # a is recorded since
+
+
+def test_a_stream_cut_in_the_middle_is_asked_again_whole_and_is_no_api_error(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    """Claude Code 2.1.328 asks again without streaming when a stream stops before its end (its own
+    fallback, with CLAUDE_CODE_MAX_RETRIES=0 too): the turn goes on and nothing is counted."""
+    write_plan(project, {"steps": ["a"]})
+    fake_api.script = [CUT, record("a"), [text("a is done")]]
+
+    result = claude.run("Run the job.", project, plugin_dir=plugin_copy, env=NO_RETRIES)
+
+    assert result.output is not None and result.output["is_error"] is False, result.stdout
+    streamed = [e.body.get("stream") for e in fake_api.main_entries()]
+    assert streamed == [True, False, True], streamed  # the cut turn asked again, not streamed; then on as before
+    assert [r["step"] for r in ledger(project) if r["status"] == "done"] == ["a"]
+    time.sleep(1)
+    assert api_error_events(project) == []
 
 
 def test_an_overload_in_the_interactive_terminal_reaches_status_and_the_brief(

@@ -13,17 +13,52 @@ background, in the same session.
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
 from docpages import section
 
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text
 from .jobstate import baton, ledger, write_plan
 from .test_run import record
+
+
+@pytest.fixture(autouse=True)
+def daemon(claude: Claude) -> Iterator[None]:
+    """Claude Code's background service runs its sessions from /tmp/cc-daemon-<uid>/<id>/ (sockets),
+    outside the test's folders: stop it, end whatever of this test's is left, and remove that folder."""
+    folders: set[str] = set()
+    pattern = re.compile(rf"(/tmp/cc-daemon-{os.getuid()}/[0-9a-f]{{8}})/")
+
+    def note() -> None:
+        for pid in claude.live_pids():
+            try:
+                folders.update(pattern.findall(Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace")))
+            except OSError:
+                continue
+
+    claude.note_daemon = note  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        note()
+        subprocess.run([str(claude.exe), "daemon", "stop", "--any"], env=claude.env(), capture_output=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while claude.live_pids() and time.monotonic() < deadline:  # a spare it started while stopping
+            note()
+            claude.kill_all()
+            time.sleep(0.2)
+        for folder in folders:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def accept(claude: Claude, project: Path) -> None:
@@ -54,6 +89,7 @@ def background(claude: Claude, project: Path, *args: str) -> str:
     """`claude --bg ARGS` as a person types it; the short id it prints."""
     started = cli(claude, project, "--bg", *args)
     assert started.returncode == 0, started.stderr
+    claude.note_daemon()  # type: ignore[attr-defined]  # where its service runs, to remove it after
     line = next(ln for ln in started.stdout.splitlines() if ln.startswith("backgrounded"))
     return line.split("\u00b7")[1].strip()
 

@@ -175,16 +175,19 @@ def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) 
     return policy, rid, files, built
 
 
-def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
-        Dict[str, Any]]:
-    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing)."""
+def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any],
+         parking: bool = False) -> Optional[Dict[str, Any]]:
+    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing).
+    ``parking``: a refusal will be turned into a parked call (:mod:`store.gate.parking`), so while
+    only reading is allowed every command not known to only read is refused, not left to run in a
+    read-only sandbox where it would fail instead of waiting for the approval."""
     command = str(call.input.get("command"))
     person = claude_settings.load(call.project, call.env)
     mode = mode_for(job.plan, call.env, person)
     rules = Rules(job.next)
     if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
         rules.writes = step_writes(job.plan, job.next, rules, False)
-    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel)
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel and not (parking and read_only))
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,

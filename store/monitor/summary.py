@@ -1,6 +1,6 @@
 """The job's figures as ``baton status --json`` gives them (schema ``baton.status``, version 1):
-progress, time, turns, tokens, cost, tool outcomes, retries, approval waits, changed files,
-validation, artifacts, every step with its attempts, every session, and the alerts raised.
+progress, time, turns, tokens, cost, tool outcomes, retries, turns an API error ended, approval
+waits, changed files, validation, artifacts, every step with its attempts, every session, and the alerts raised.
 
 Built from the plan, the snapshot and the caught-up figures; read by the dashboard, the report,
 the alerts and the OpenTelemetry export, so all of them say the same thing.
@@ -145,6 +145,8 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "tools": {"calls": int(fig["calls"]), "failures": int(fig["failures"]), "refusals": dict(fig["refusals"]),
                   "last_error": fig["error"] and _error(fig["error"])},
         "retries": sum(s["retries"] for s in steps),
+        "api_errors": {"turns": int(fig.get("api_errors") or 0),
+                       "last": fig.get("api_error") and _error(fig["api_error"])},
         "approval_wait_s": round(sum(s["approval_wait_s"] for s in steps), 3),
         "changed_files": sum(s["changed_files"] for s in steps),
         "validation": {k: sum(1 for s in steps if s["validation"] == k) for k in ("passed", "failed")},

@@ -87,14 +87,26 @@ def _session_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[fl
     activity(fig, sid, t)
 
 
+def _api_error(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[float]) -> None:
+    """A turn an API error ended (see :mod:`store.monitor.api_errors`). Figures saved before this
+    existed lack both keys, and stay readable: they start from none."""
+    fig["api_errors"] = int(fig.get("api_errors") or 0) + 1
+    fig["api_error"] = {"ts": t, "step": str(event.get("step") or "")[:200], "session": str(event.get("session") or ""),
+                        "error": str(event.get("error") or "")[:40], "detail": str(event.get("detail") or "")[:200]}
+    activity(fig, str(event.get("session") or ""), t)
+
+
 def apply_event(fig: Dict[str, Any], event: Mapping[str, Any]) -> None:
-    """Fold one line of ``events.jsonl``: a tool outcome, a session's start or end, or an alert."""
+    """Fold one line of ``events.jsonl``: a tool outcome, a session's start or end, an alert, or a
+    turn an API error ended."""
     t = epoch(event.get("ts"))
     kind = event.get("kind")
     if kind is None and "tool" in event:
         _tool_event(fig, event, t)
     elif kind == "session":
         _session_event(fig, event, t)
+    elif kind == "api_error":
+        _api_error(fig, event, t)
     elif kind == "alert":
         keep = {k: event.get(k) for k in ("ts", "alert", "key", "step", "session", "message")}
         fig["alerts"] = (stored.part(fig, "alerts") + [keep])[-KEEP_ALERTS:]

@@ -34,6 +34,7 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
     "SessionEnd": set(),
+    "StopFailure": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
@@ -108,7 +109,7 @@ def check_output(event: str, stdout: str, payload: Any = None) -> Optional[Dict[
 
 
 def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[str, Any]] = None) -> None:
-    """The PreToolUse answers baton gives, and no other. ``deny`` alone. ``allow`` or ``ask`` only
+    """The PreToolUse answers baton gives, and no other. ``deny`` or ``defer`` alone. ``allow`` or ``ask`` only
     with ``updatedInput`` (without it baton would skip or take over the person's prompt; alone,
     Claude Code would check its rules on the rewrite), only for Bash, and holding the call's own
     input with its command replaced by one of the sandbox's two forms: the original command run in
@@ -116,9 +117,9 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
     whole) or a plain ``baton`` invocation by absolute paths (:func:`store.gate.baton_calls.launcher`).
     With ``payload``, the rewrite must hold exactly the call's command and fields."""
     decision = specific["permissionDecision"]
-    assert decision in ("deny", "ask", "allow"), specific
+    assert decision in ("deny", "ask", "allow", "defer"), specific
     reason = str(specific["permissionDecisionReason"])
-    if decision == "deny":
+    if decision in ("deny", "defer"):  # defer: a call parked until a person's approval (store.gate.parking)
         assert reason.startswith("baton"), specific
         assert "updatedInput" not in specific, specific
         return

@@ -45,6 +45,7 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "stop_active": ("context", "NEXT: build - Build it"),
     "stop_background": (None, ""),  # an async subagent still runs: the session is not ending
     "session_end": (None, ""),  # the figures are noted; Claude Code shows nothing at the end
+    "stop_failure": (None, ""),  # counted in the figures; Claude Code ignores any answer
 }
 
 # with baton's sandbox, a Bash call that passes comes back rewritten (read-only commands: allowed)

@@ -145,7 +145,7 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
 def sandbox_original(line: str) -> Optional[str]:
     """The model's command inside ``line`` when ``line`` is exactly what ``rewrite.sandboxed`` makes
     of it (a script under ``.baton/run/``), and the script it sources is exactly what
-    ``rewrite.script`` makes: bwrap, baton's proxy or baton's broker started by absolute path."""
+    ``rewrite.script`` makes: bwrap, baton's proxy, scope or broker started by absolute path."""
     import shlex
 
     from store.sandbox import rewrite
@@ -168,6 +168,10 @@ def sandbox_original(line: str) -> Optional[str]:
         if rest[4:6] != [base + ".broker", "--"] or not os.path.isabs(rest[0]):
             return None
         rest = rest[6:]
+    if len(rest) > 4 and rest[1:3] == ["-I", "-S"] and rest[3].endswith("/store/sandbox/scope.py"):
+        if not os.path.isabs(rest[0]):  # the abstract-socket scope (host network), before bwrap
+            return None
+        rest = rest[4:]
     if not rest or not os.path.isabs(rest[0]):
         return None
     if len(rest) > 1 and not (rest[1:4] == ["-I", "-S", rest[3]] and rest[3].endswith("/store/sandbox/netproxy.py")

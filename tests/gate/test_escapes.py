@@ -190,3 +190,13 @@ def test_a_hard_link_out_of_the_writes_is_read_only_in_a_later_step(base: Path) 
     assert (project / "src/main.py").read_text().endswith("more"), result  # both names in the writes: writable
     assert "src/x" in result["reason"] and "hard-linked" in result["reason"], result["reason"]
 
+
+
+
+@pytest.mark.parametrize("command", ["echo pwn >> src/x", "python3 -c 'import sys; open(sys.argv[1], \"a\").write(\"pwn\")' "
+                                     "src/$(echo x)"])
+def test_in_the_fallback_a_write_through_a_hard_link_is_refused(command: str, base: Path) -> None:
+    assert call(base, OPEN, "ln README.md src/x", mode="fallback")["code"] == 0
+    readme = (base / "project/README.md").read_bytes()
+    result = call(base, RESTRICTED, command, mode="fallback")
+    assert result["decision"] == "deny" and (base / "project/README.md").read_bytes() == readme, result

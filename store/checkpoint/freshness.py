@@ -13,7 +13,8 @@ import time
 
 from store.base.text import one_line
 from store.base.values import Frozen
-from store.checkpoint.digests import Hasher, NotRegular, OutOfTime, TooMany, inputs_digest, kind
+from store.checkpoint.digests import Hasher, NotRegular, OutOfTime, TooMany, inputs_digest
+from store.checkpoint.digests import kind as file_kind
 from store.ledger.ledger import read_at
 
 TYPE_CHECKING = False
@@ -72,7 +73,7 @@ def _artifacts(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hashe
             problems.append(f"{path} is missing")
             continue
         if not stat.S_ISREG(st.st_mode):
-            problems.append(f"{path} changed (it is {kind(st.st_mode)} now)")
+            problems.append(f"{path} changed (it is {file_kind(st.st_mode)} now)")
         elif st.st_size != entry.get("size"):
             problems.append(f"{path} changed (size {entry.get('size')} -> {st.st_size})")
         elif st.st_mtime_ns != entry.get("mtime_ns") and _sha(hasher, path, full, st, deadline) != entry.get("sha256"):

@@ -31,7 +31,8 @@ def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:
     data = sandbox_data(job, env)
     if data["enforced"]:
         return None
-    line = f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, not confined"
+    line = (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
+            "not confined")
     return line + (KEY_READABLE if _key_readable(env) else "")
 
 

@@ -244,10 +244,10 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
 
 def _starter(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
     """What starts bwrap: the allowlisting proxy, the abstract-socket scope (host network), or nothing."""
-    from store.sandbox import scope
+    from store.sandbox import landlock_scope
 
-    if scope.wanted(policy.network):
-        return (*scope.launch(), bwrap)
+    if landlock_scope.wanted(policy.network):
+        return (*landlock_scope.launch(), bwrap)
     return _proxy(policy, rid, bwrap) or (bwrap,)
 
 

@@ -11,7 +11,7 @@ started) and the job's folder (its private /tmp). Places the sandbox already rep
 
 Abstract sockets have no file to cover: they live in the network namespace. A step without host
 network has its own (``--unshare-net``); with host network the command starts under a Landlock
-scope (:mod:`store.sandbox.scope`) where the kernel has one (Linux 6.12 and later).
+scope (:mod:`store.sandbox.landlock_scope`) where the kernel has one (Linux 6.12 and later).
 
 What remains: a socket bound by a relative name or in another network namespace (a container's)
 is not listed, and one bound outside after the command started is not covered.

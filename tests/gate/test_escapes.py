@@ -75,7 +75,7 @@ def free_port() -> int:
 
 
 class Helper:
-    def __init__(self, proc: "subprocess.Popen[str]", log: Path) -> None:
+    def __init__(self, proc: subprocess.Popen[str], log: Path) -> None:
         self.proc, self.log = proc, log
 
     def received(self) -> List[str]:
@@ -193,8 +193,10 @@ def test_a_hard_link_out_of_the_writes_is_read_only_in_a_later_step(base: Path) 
 
 
 
-@pytest.mark.parametrize("command", ["echo pwn >> src/x", "python3 -c 'import sys; open(sys.argv[1], \"a\").write(\"pwn\")' "
-                                     "src/$(echo x)"])
+PROGRAM_WRITE = "python3 -c 'import sys; open(sys.argv[1], \"a\").write(\"pwn\")' src/$(echo x)"
+
+
+@pytest.mark.parametrize("command", ["echo pwn >> src/x", PROGRAM_WRITE])
 def test_in_the_fallback_a_write_through_a_hard_link_is_refused(command: str, base: Path) -> None:
     assert call(base, OPEN, "ln README.md src/x", mode="fallback")["code"] == 0
     readme = (base / "project/README.md").read_bytes()

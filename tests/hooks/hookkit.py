@@ -168,7 +168,7 @@ def sandbox_original(line: str) -> Optional[str]:
         if rest[4:6] != [base + ".broker", "--"] or not os.path.isabs(rest[0]):
             return None
         rest = rest[6:]
-    if len(rest) > 4 and rest[1:3] == ["-I", "-S"] and rest[3].endswith("/store/sandbox/scope.py"):
+    if len(rest) > 4 and rest[1:3] == ["-I", "-S"] and rest[3].endswith("/store/sandbox/landlock_scope.py"):
         if not os.path.isabs(rest[0]):  # the abstract-socket scope (host network), before bwrap
             return None
         rest = rest[4:]

@@ -80,6 +80,7 @@ def restrict() -> str:
 
 
 def main(argv: List[str]) -> int:
+    """Restrict, then become ``argv`` (returns only on a usage error; a failed exec raises)."""
     if not argv:
         sys.stderr.write("usage: scope.py PROGRAM [ARGS...]\n")
         return 2
@@ -87,7 +88,6 @@ def main(argv: List[str]) -> int:
     if why:
         sys.stderr.write(f"baton: abstract unix sockets outside the sandbox stay reachable here ({why})\n")
     os.execv(argv[0], argv)
-    return 127  # not reached
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc
+from store.base import jsonc, regular_file
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False
@@ -84,8 +84,7 @@ def _npm(ctx: Any, what: str, tool: str) -> List[Dest]:
 
 def _npmrc(path: str) -> List[Tuple[str, str]]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(1_000_000).splitlines()
+        lines = regular_file.read(path, 1_000_000).decode("utf-8", "replace").splitlines()
     except OSError:
         return []
     pairs = []
@@ -98,8 +97,7 @@ def _npmrc(path: str) -> List[Tuple[str, str]]:
 
 def _publish_config(path: str) -> Optional[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = jsonc.loads(handle.read(5_000_000))
+        data = jsonc.loads(regular_file.read(path, 5_000_000).decode("utf-8"))
     except (OSError, ValueError):
         return None
     config = data.get("publishConfig") if isinstance(data, dict) else None

@@ -1,6 +1,8 @@
-"""Files the model can swap never stall a hook: a checkpoint artifact or input replaced by a FIFO, a
-device, a symlink loop or a file bigger than the check's budget is reported at SessionStart, within
-its deadline, and `baton record` refuses such an artifact with a clear error instead of hanging."""
+"""Files the model can swap never stall a hook (issue 29.11): a checkpoint artifact or input replaced
+by a FIFO, a device or a symlink loop is reported at SessionStart within its deadline, and `baton
+record` refuses such an artifact with a clear error instead of hanging; a FIFO planted where the
+gate reads (the project's Claude Code settings, ``.npmrc``, a file an Edit changes under a
+``deny_content`` rule) gets an answer, not a hook that never returns."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 from conftest import Hook, JobDir, Payloads
@@ -104,3 +106,45 @@ def test_recording_a_fifo_as_an_artifact_is_refused_not_hung(job: JobDir, baton:
     assert ran.code == 1, ran
     assert "out/app.bin is a FIFO" in ran.err and "nothing was recorded" in ran.err, ran.err
     assert not [r for r in job.ledger() if r.get("status") == "done"]
+
+
+def answered_in_time(fifo: Path, run: Callable[[], Any]) -> Any:
+    """``run()`` with a watchdog on ``fifo``; fails when it waited on the FIFO."""
+    stop = unblock_later(fifo)
+    started = time.monotonic()
+    try:
+        result = run()
+    finally:
+        stop()
+    assert time.monotonic() - started < 10, "the hook waited on a FIFO the model planted"
+    return result
+
+
+def test_a_fifo_for_the_projects_claude_settings_does_not_stall_the_gate(
+        inproc: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(["a", "b"])
+    (job.project / ".claude").mkdir(exist_ok=True)
+    fifo = job.project / ".claude" / "settings.local.json"
+    os.mkfifo(fifo)
+    call = payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "list"})
+    result = answered_in_time(fifo, lambda: inproc("PreToolUse", call))
+    assert result.decision in ("allow", "ask", "")  # answered as without the file
+
+
+def test_a_fifo_for_npmrc_does_not_stall_the_hosts_rule(inproc: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan({"steps": ["a"], "rules": [{"id": "egress", "allow_hosts": ["pypi.org"], "reason": "pypi only"}]})
+    fifo = job.project / ".npmrc"
+    os.mkfifo(fifo)
+    call = payload("pre_tool_use_bash", tool_input={"command": "npm publish", "description": "publish"})
+    assert answered_in_time(fifo, lambda: inproc("PreToolUse", call)).denied
+
+
+def test_an_edit_of_a_fifo_a_content_rule_covers_is_refused_not_hung(
+        inproc: Hook, job: JobDir, payload: Payloads) -> None:
+    rule = {"id": "safe", "deny_content": {"files": ["conf/*.py"], "pattern": "DEBUG"}, "reason": "no debug"}
+    job.plan({"steps": ["a"], "rules": [rule]})
+    (job.project / "conf").mkdir()
+    fifo = job.project / "conf" / "prod.py"
+    os.mkfifo(fifo)
+    edit = payload("pre_tool_use_edit", tool_input={"file_path": str(fifo), "old_string": "x", "new_string": "y"})
+    assert answered_in_time(fifo, lambda: inproc("PreToolUse", edit)).denied

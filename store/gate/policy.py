@@ -7,7 +7,7 @@ Order of checks: unknown payload shape; baton's own files and the plan's ``prote
 job limit (reading only, :func:`read_only_reason`); the step's ``tools``; the step's ``writes``
 (Write/Edit/NotebookEdit by path in ``files``, Bash and a Monitor's command by static analysis in
 ``bash``). Read, Grep and Glob never reach the approval key (``reads``); PowerShell, a Monitor
-that is not a command and the worktree tools are judged in ``shells``. WebFetch, MCP tools and
+that is not a command, the worktree tools and Workflow are judged in ``shells``. WebFetch, MCP tools and
 a Monitor's WebSocket are judged by ``allow_hosts`` (``egress``); a call that passes and sends
 data out is counted by :func:`count_external` toward ``limits.external_ops``. Which tools reach
 the gate at all is ``store.gate.toolset``'s table.
@@ -21,7 +21,7 @@ from store.base import paths
 from store.gate import shells, toolset
 from store.gate.call import WRITE_TOOLS, Call, Rules, refuse, tools_check
 from store.gate.files import decide_write
-from store.gate.reads import decide_read
+from store.gate.reads import decide_file_url, decide_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -50,8 +50,8 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
         return shells.decide_unread(call, plan)
     if call.tool in toolset.READERS:
         return decide_read(call)
-    if call.tool in toolset.WORKTREES:
-        return shells.decide_worktree(call, plan) or tools_check(call, rules)
+    if call.tool in toolset.OUTSIDE:
+        return shells.decide_outside(call, plan) or tools_check(call, rules)
     if call.tool == "Skill":
         name = call.input.get("skill") if isinstance(call.input, dict) else None
         if not isinstance(name, str):
@@ -83,6 +83,9 @@ def external_tool(call: Call, plan: Optional[Plan], rules: Rules, read_only: Opt
     reads = call.tool == "WebFetch" or url is not None
     if reads:
         target = url if url is not None else (call.input.get("url") if isinstance(call.input, dict) else None)
+        key = decide_file_url(call, target) if isinstance(target, str) else None
+        if key:
+            return key
         sent = allow_hosts.web_fetch({"url": target}, hosts, call.tool)
     else:
         sent = allow_hosts.mcp(call.tool, hosts)

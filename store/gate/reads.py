@@ -7,13 +7,15 @@ a link named on its command line, not the links it meets while searching; seen i
 Read of a file in the key's folder, a Glob inside that folder, and a Grep whose folder is inside it
 or holds it (``~/.config``, ``~``, ``/``: Grep prints what it finds) are refused; a Glob of ``~``
 lists the key's name at most, which is no secret. Paths are compared as written and resolved,
-folded as ``store.base.paths`` does. Reading anything else, ``.baton/`` included, is not baton's
-concern.
+folded as ``store.base.paths`` does. A WebFetch of a ``file:`` URL is judged as a Grep of its
+path (Claude Code 2.1.328 fetches only http and https; this holds if a later one does not).
+Reading anything else, ``.baton/`` included, is not baton's concern.
 """
 
 from __future__ import annotations
 
 import os
+from urllib.parse import unquote, urlsplit
 
 from store.base import paths
 from store.gate.call import refuse
@@ -61,3 +63,14 @@ def _touches(call: Call, raw: str, search: bool) -> bool:
             if paths.under(target, folder) or (search and paths.under(folder, target)):
                 return True
     return False
+
+
+def decide_file_url(call: Call, url: str) -> Optional[str]:
+    """The refusal for a WebFetch of a ``file:`` URL that would reach the approval key, else ``None``."""
+    if not url.strip().lower().startswith("file:"):
+        return None
+    path = unquote(urlsplit(url.strip()).path) or "/"
+    if "\x00" in path or _touches(call, path, search=True):
+        return refuse("key", f"baton denied this WebFetch: {url[:80]} is or holds the folder of baton's approval key, "
+                             "and only a person approves steps.")
+    return None

@@ -7,8 +7,9 @@ other shape is refused while a job is active, as baton cannot tell what it watch
 runs a command baton can neither read nor run in its sandbox, so while a job is active it is
 refused, and without one only when it names baton's own files. EnterWorktree and ExitWorktree
 make, enter, leave or remove a git checkout under ``.claude/worktrees/``, outside the step's
-writes and the sandbox (a removal discards its uncommitted files), so they are refused while a
-job is active.
+writes and the sandbox (a removal discards its uncommitted files), and Workflow runs a script
+that starts subagents in the background, outside NEXT's one step at a time: all three are
+refused while a job is active.
 """
 
 from __future__ import annotations
@@ -61,10 +62,14 @@ def decide_monitor(call: Call, plan: Optional[Plan], rules: Rules,
                              "cannot tell what it would run or open.")
 
 
-def decide_worktree(call: Call, plan: Optional[Plan]) -> Optional[str]:
-    """EnterWorktree and ExitWorktree: refused while a job is active."""
+def decide_outside(call: Call, plan: Optional[Plan]) -> Optional[str]:
+    """EnterWorktree, ExitWorktree and Workflow: refused while a job is active."""
     if plan is None:
         return None
+    if call.tool == "Workflow":
+        return refuse("workflow", "baton denied Workflow: a workflow script starts subagents in the background, "
+                                  "outside the job's one step at a time, while a job is active. Do the step's work "
+                                  "here, or start a subagent with the Agent tool (its calls are gated too).")
     return refuse("worktree", f"baton denied {call.tool}: it makes, enters or removes a git worktree under "
                               ".claude/worktrees/, outside the step's writes and baton's sandbox, while a job is "
                               "active. Work in this checkout; to run a job in several worktrees, the person starts "

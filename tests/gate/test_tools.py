@@ -15,6 +15,7 @@ import pytest
 from store.gate import call as gatecall
 from store.gate import policy, toolset
 from store.plan.plan import Plan, parse_plan
+from store.sandbox import claude_settings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -131,3 +132,16 @@ def test_every_gated_tool_starts_the_gate() -> None:
         assert started, f"{tool} ({kind}) starts no PreToolUse hook"
         unfiltered = any(all("if" not in h for h in e["hooks"]) for e in started)
         assert unfiltered or tool == "Read", f"{tool} starts the gate only through a filter"
+
+
+def test_a_monitor_is_judged_by_the_bash_rules_but_allowed_only_by_its_own() -> None:
+    """Claude Code matches a Monitor's command against ``Bash(...)`` rules; ``Bash`` alone does not allow a
+    Monitor and ``Monitor`` does (seen in 2.1.328), so baton's verdict does the same."""
+    person = claude_settings.PersonRules()
+    for kind, rule in (("allow", "Bash"), ("allow", "Bash(make *)"), ("deny", "Bash"), ("ask", "Monitor")):
+        person.add(kind, rule, "settings.json")
+    view = person.for_tool("Monitor")
+    assert view.rules["allow"] == [("make *", "settings.json")]
+    assert view.rules["deny"] == [("", "settings.json")]
+    assert view.rules["ask"] == [("", "settings.json")]
+    assert person.for_tool("Bash") is person

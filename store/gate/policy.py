@@ -45,7 +45,10 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
             from store.gate.bash import decide_bash
 
             return decide_bash(call, plan, rules, read_only)
-        return shells.decide_monitor(call, plan, rules, read_only)
+        url = shells.socket_url(call)
+        if url is not None:  # a Monitor on a WebSocket: it reads from a host, as WebFetch does
+            return external_tool(call, plan, rules, read_only, url)
+        return shells.decide_monitor(call, plan)
     if call.tool in toolset.UNREAD_SHELLS:
         return shells.decide_unread(call, plan)
     if call.tool in toolset.READERS:

@@ -20,9 +20,9 @@ from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Optional, Tuple
+    from typing import Optional
 
-    from store.gate.call import Call, Rules
+    from store.gate.call import Call
     from store.plan.plan import Plan
 
 
@@ -47,15 +47,15 @@ def decide_unread(call: Call, plan: Optional[Plan]) -> Optional[str]:
     return None
 
 
-def decide_monitor(call: Call, plan: Optional[Plan], rules: Rules,
-                   read_only: Optional[Tuple[str, str]]) -> Optional[str]:
-    """A Monitor without a command: a WebSocket, judged as WebFetch is; any other shape, refused in a job."""
+def socket_url(call: Call) -> Optional[str]:
+    """The url of a Monitor on a WebSocket (judged as WebFetch is, by the policy), else ``None``."""
     socket = call.input.get("ws")
     url = socket.get("url") if isinstance(socket, dict) else None
-    if isinstance(url, str):
-        from store.gate.policy import external_tool
+    return url if isinstance(url, str) else None
 
-        return external_tool(call, plan, rules, read_only, url)
+
+def decide_monitor(call: Call, plan: Optional[Plan]) -> Optional[str]:
+    """A Monitor with neither a command nor a WebSocket url: refused while a job is active."""
     if plan is None:
         return None
     return refuse("payload", "baton denied this Monitor: it has neither a command nor a WebSocket url, so baton "

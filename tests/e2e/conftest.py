@@ -7,7 +7,6 @@ A missing CLI is a failure, not a skip: `dev/install-claude-code` installs it.
 from __future__ import annotations
 
 import os
-
 import shutil
 import subprocess
 from collections.abc import Iterator

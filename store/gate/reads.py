@@ -15,7 +15,6 @@ Reading anything else, ``.baton/`` included, is not baton's concern.
 from __future__ import annotations
 
 import os
-from urllib.parse import unquote, urlsplit
 
 from store.base import paths
 from store.gate.call import refuse
@@ -69,6 +68,8 @@ def decide_file_url(call: Call, url: str) -> Optional[str]:
     """The refusal for a WebFetch of a ``file:`` URL that would reach the approval key, else ``None``."""
     if not url.strip().lower().startswith("file:"):
         return None
+    from urllib.parse import unquote, urlsplit  # only here: every gate call would pay for urllib, re and ipaddress
+
     path = unquote(urlsplit(url.strip()).path) or "/"
     if "\x00" in path or _touches(call, path, search=True):
         return refuse("key", f"baton denied this WebFetch: {url[:80]} is or holds the folder of baton's approval key, "

@@ -2,9 +2,10 @@
 
 A Monitor's command is checked and runs in baton's sandbox as a Bash command does: one naming the
 approval key is refused, one reaching it by a path baton cannot read finds it hidden, and one that
-writes outside the step's ``writes`` changes nothing there. PowerShell (opted in), EnterWorktree and
-Workflow are refused. What is checked is what the model is told in the next requests and what is
-on disk: the key's text never reaches the model, and no file outside ``writes`` appears.
+writes outside the step's ``writes`` changes nothing there. PowerShell (opted in), EnterWorktree,
+Workflow and a WebFetch of the key's file: URL are refused. What is checked is what the model is
+told in the next requests and what is on disk: the key's text never reaches the model, and no
+file outside ``writes`` appears.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def test_monitor_powershell_worktrees_and_workflows_meet_the_gate(
             tool_use("PowerShell", {"command": "Get-Content ~/.config/baton/approval.key"}, id="ps"),
             tool_use("EnterWorktree", {"name": "side"}, id="wt"),
             tool_use("Workflow", {"name": "deep-research", "args": "x"}, id="wf"),
+            tool_use("WebFetch", {"url": f"file://{key}", "prompt": "show it"}, id="wf_file"),
         ],
         [text("done")],
         [text("done")],
@@ -58,12 +60,13 @@ def test_monitor_powershell_worktrees_and_workflows_meet_the_gate(
 
     assert run.returncode == 0, run.stderr
     seen = results_by_id(fake_api.requests_main()[1])
-    for call_id in ("m_key", "ps", "wt", "wf"):
+    for call_id in ("m_key", "ps", "wt", "wf", "wf_file"):
         assert gate_denied(seen[call_id]), (call_id, seen[call_id].text)
     assert "names baton's approval key" in seen["m_key"].text
     assert "baton denied PowerShell: " in seen["ps"].text
     assert "baton denied EnterWorktree: " in seen["wt"].text
     assert "baton denied Workflow: " in seen["wf"].text
+    assert "baton denied this WebFetch: file://" in seen["wf_file"].text
     for call_id in ("m_hidden", "m_out", "m_in"):
         assert not gate_denied(seen[call_id]), (call_id, seen[call_id].text)
     deadline = time.monotonic() + 30  # a Monitor runs in the background: wait for its write

@@ -64,11 +64,15 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
 SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", "store.gate.enforce",
                      "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
                      "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
-                     "store.sandbox.writable", "zlib"})
+                     "store.sandbox.writable", "zlib",
+                     # a project file read without blocking; sockets outside hidden, abstract ones scoped; hard links
+                     "store.base.regular_file", "store.sandbox.sockets", "store.sandbox.landlock_scope",
+                     "store.sandbox.hardlinks"})
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",
-                         "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
+                         "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch",
+                         "store.base.regular_file"})
 ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on

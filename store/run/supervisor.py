@@ -18,7 +18,7 @@ import time
 from store.base.errors import BatonError
 from store.base.values import Frozen
 from store.monitor.outcomes import read_counters
-from store.run import backoff, command_line, notify, orphans, records, session, stops
+from store.run import backoff, command_line, notify, orphans, parallel, records, session, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
@@ -54,7 +54,8 @@ class Supervisor:
         self.started = time.monotonic()
         self.sessions = self.idle = self.api_errors = self.failures = self.refused = 0
         self.run_cost = 0.0
-        self.resume_id = self.last_detail = self.plan_job = ""
+        self.resume_id = self.last_detail = self.plan_job = self.last_wait = ""
+        self.worker = parallel.worker_name(layout, env)
 
     def run(self) -> int:
         """Supervise until a stop; the exit code (see ``stops.CODES``)."""
@@ -76,7 +77,7 @@ class Supervisor:
     def _job(self) -> Job:
         if not self.layout.plan.exists():
             raise BatonError(f"no plan at {self.layout.plan}; create one with `baton init STEP...`")
-        return Job(self.layout, self.env)
+        return Job(self.layout, {**self.env, parallel.WORKER: self.worker})
 
     @property
     def job_id(self) -> str:
@@ -89,6 +90,9 @@ class Supervisor:
         while True:
             if self.watch.caught():
                 return self._stop(job, stops.interrupted(job, self.watch.signal_name, self.config.again))
+            job = self._ready(job)
+            if self.watch.caught():
+                continue
             counters = read_counters(self.layout)
             verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again)
             if verdict is None and self.idle >= self.config.max_idle:
@@ -103,7 +107,7 @@ class Supervisor:
                                        ending.ended, ending.detail, ending.cost_usd, ending.turns, ending.exit_code)
                 raise
             self._record(job, after, report, ending)
-            job = after
+            job = self._job()  # with the session's own record (its cost) in: the next decision counts it
             if self.watch.caught():
                 continue
             if ending.ended == "no_plugin":
@@ -112,6 +116,27 @@ class Supervisor:
             stop = self._after(job, ending, report)
             if stop is not None:
                 return self._stop(job, stop)
+
+    def _ready(self, job: Job) -> Job:
+        """In a parallel plan, a job in which this run's worker holds a step: claimed now when it holds
+        none, waited for (polling) while every ready step is held by another live worker."""
+        while job.plan.parallel and job.next is None and not job.complete() and not self.watch.caught():
+            if job.take_step():
+                self.last_wait = ""
+                return self._job()
+            self._poll(parallel.nothing_ready(job))
+            job = self._job()
+        return job
+
+    def _poll(self, why: str) -> None:
+        if why != self.last_wait:  # said once, and again only when the reason changes
+            self.emit({"event": "wait", "seconds": parallel.POLL, "after": "nothing_ready", "detail": why,
+                       "failures": self.failures, "retry_after": None})
+            self.last_wait = why
+        end = time.monotonic() + parallel.POLL
+        while not self.watch.caught() and time.monotonic() < end:
+            self.emit({"event": "status", "session": self.sessions, "waiting": end - time.monotonic()})
+            time.sleep(0.2)
 
     def _session(self, job: Job, counters: Mapping[str, Any], claude: str) -> Tuple[Report, Ending]:
         self.sessions += 1
@@ -123,6 +148,8 @@ class Supervisor:
         facts = {"next": job.next.id if job.next else None, "resume": self.resume_id or None,
                  "max_turns": caps.turns, "max_budget_usd": caps.cost_usd}
         env = command_line.environment(self.env, self.job_id)
+        if job.plan.parallel:  # every session of this run is one worker: the step it claimed is its NEXT
+            env[parallel.WORKER] = self.worker
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
                                facts)
@@ -133,9 +160,11 @@ class Supervisor:
         recorded = stops.recorded_since(before.snap, after.snap)
         ended = ending.ended
         if ended in ("completed", "turn_cap", "budget") and after.next is not None:
+            new_cost = 0.0 if ending.cost_usd is None else max(
+                ending.cost_usd - records.recorded_cost(self.layout, report.session_id), 0.0)
             if after.waiting_for_approval():
                 ended = "approval"
-            elif stops.reached(after, read_counters(self.layout)):
+            elif stops.reached(after, read_counters(self.layout), new_cost):  # this session's record is not in yet
                 ended = "limit"
         step = before.next.id if before.next else ""
         record = records.record_session(self.layout, step, report.session_id, ended, ending.detail,

@@ -75,7 +75,7 @@ class Supervisor:
                     signal.signal(sig, handler)
 
     def _job(self) -> Job:
-        if not self.layout.plan.exists():
+        if not self.layout.has_plan():
             raise BatonError(f"no plan at {self.layout.plan}; create one with `baton init STEP...`")
         return Job(self.layout, {**self.env, parallel.WORKER: self.worker})
 

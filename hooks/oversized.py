@@ -19,13 +19,16 @@ def mib(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
+def _deny(reason: str) -> Dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                   "permissionDecisionReason": reason}}
+
+
 def answer(event: str, size: int, limit: int) -> Optional[Dict[str, Any]]:
     """The answer to an input of ``size`` bytes, over ``limit`` (``None``: print nothing)."""
     what = f"this hook's input ({mib(size)}) is more than the {mib(limit)} baton reads"
-    if event == "PreToolUse":
-        from hooks.adapter import deny
-
-        return deny(f"baton refused this call: {what}, so its gate cannot check it. Write large content in "
+    if event == "PreToolUse":  # the adapter's deny() form; not imported, which would make an import cycle
+        return _deny(f"baton refused this call: {what}, so its gate cannot check it. Write large content in "
                     "several smaller calls (e.g. append in parts), or generate it with a command. "
                     "[baton:input-too-large]")
     if event in ("PostToolUse", "PostToolUseFailure"):

@@ -17,7 +17,7 @@ import time
 
 from store.base.errors import BatonError
 from store.base.values import Frozen
-from store.run import backoff, command_line, notify, orphans, parallel, records, session, spent, stops
+from store.run import backoff, command_line, notify, orphans, records, run_worker, session, spent, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
@@ -55,7 +55,7 @@ class Supervisor:
         self.sessions = self.idle = self.api_errors = self.failures = self.refused = 0
         self.run_cost = 0.0
         self.resume_id = self.last_detail = self.plan_job = self.session_started = self.last_wait = ""
-        self.worker = parallel.worker_name(layout, env)
+        self.worker = run_worker.worker_name(layout, env)
 
     def run(self) -> int:
         """Supervise until a stop; the exit code (see ``stops.CODES``)."""
@@ -77,7 +77,7 @@ class Supervisor:
     def _job(self) -> Job:
         if not self.layout.has_plan():
             raise BatonError(f"no plan at {self.layout.plan}; create one with `baton init STEP...`")
-        return Job(self.layout, {**self.env, parallel.WORKER: self.worker})
+        return Job(self.layout, {**self.env, run_worker.WORKER: self.worker})
 
     @property
     def job_id(self) -> str:
@@ -129,16 +129,16 @@ class Supervisor:
             if job.take_step():
                 self.last_wait = ""
                 return self._job()
-            self._poll(parallel.nothing_ready(job))
+            self._poll(run_worker.nothing_ready(job))
             job = self._job()
         return job
 
     def _poll(self, why: str) -> None:
         if why != self.last_wait:  # said once, and again only when the reason changes
-            self.emit({"event": "wait", "seconds": parallel.POLL, "after": "nothing_ready", "detail": why,
+            self.emit({"event": "wait", "seconds": run_worker.POLL, "after": "nothing_ready", "detail": why,
                        "failures": self.failures, "retry_after": None})
             self.last_wait = why
-        end = time.monotonic() + parallel.POLL
+        end = time.monotonic() + run_worker.POLL
         while not self.watch.caught() and time.monotonic() < end:
             self.emit({"event": "status", "session": self.sessions, "waiting": end - time.monotonic()})
             time.sleep(0.2)
@@ -154,7 +154,7 @@ class Supervisor:
                  "task_budget": None if caps.tokens is None else max(caps.tokens, command_line.MIN_TASK_BUDGET)}
         env = command_line.environment(self.env, self.job_id)
         if job.plan.parallel:  # every session of this run is one worker: the step it claimed is its NEXT
-            env[parallel.WORKER] = self.worker
+            env[run_worker.WORKER] = self.worker
         self.session_started = now_iso()
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import regular_file
+from store.base import bounded
 from store.gate.urls import LOCAL, scp_host, url_host
 
 TYPE_CHECKING = False
@@ -109,8 +109,8 @@ def _submodules(repo: Repo, what: str) -> List[Dest]:
     gitmodules = os.path.join(repo.directory, ".gitmodules")
     if os.path.isfile(gitmodules):
         try:
-            text = regular_file.read(gitmodules, 1_000_000).decode("utf-8", "replace")
-        except OSError:
+            text = bounded.read_regular(gitmodules, 1_000_000).decode("utf-8", "replace")
+        except (OSError, bounded.Unreadable):
             return [(None, f"{what}: cannot read .gitmodules")]
         for line in text.splitlines():
             key, eq, value = line.strip().partition("=")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc, regular_file
+from store.base import bounded, jsonc
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False
@@ -84,8 +84,8 @@ def _npm(ctx: Any, what: str, tool: str) -> List[Dest]:
 
 def _npmrc(path: str) -> List[Tuple[str, str]]:
     try:
-        lines = regular_file.read(path, 1_000_000).decode("utf-8", "replace").splitlines()
-    except OSError:
+        lines = bounded.read_regular(path, 1_000_000).decode("utf-8", "replace").splitlines()
+    except (OSError, bounded.Unreadable):
         return []
     pairs = []
     for line in lines:
@@ -97,8 +97,8 @@ def _npmrc(path: str) -> List[Tuple[str, str]]:
 
 def _publish_config(path: str) -> Optional[str]:
     try:
-        data = jsonc.loads(regular_file.read(path, 5_000_000).decode("utf-8"))
-    except (OSError, ValueError):
+        data = jsonc.loads(bounded.read_regular(path, 5_000_000).decode("utf-8"))
+    except (OSError, ValueError, bounded.Unreadable):
         return None
     config = data.get("publishConfig") if isinstance(data, dict) else None
     registry = config.get("registry") if isinstance(config, dict) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc, regular_file
+from store.base import bounded, jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,8 +68,8 @@ def bash_pattern(rule: Any) -> Optional[str]:
 
 def _read(path: str) -> Dict[str, Any]:
     try:
-        data = jsonc.loads(regular_file.read(path, MAX_SETTINGS).decode("utf-8"))
-    except (OSError, ValueError):
+        data = jsonc.loads(bounded.read_regular(path, MAX_SETTINGS).decode("utf-8"))
+    except (OSError, ValueError, bounded.Unreadable):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -43,7 +43,8 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
                  "store.ledger.sealing", "store.state.approvals", "store.plan.scope",
                  # which store the environment selects; NEXT is a worker's own step; the plan's sandbox settings
                  "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
-                 "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
+                 "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger",
+                 "store.base.bounded"})  # the plan is read as a regular file, bounded (issue 25)
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths",
                   # the table of tools, and the decisions for the reading tools and the other shells
@@ -65,14 +66,13 @@ SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", 
                      "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
                      "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
                      "store.sandbox.writable", "zlib",
-                     # a project file read without blocking; sockets outside hidden, abstract ones scoped; hard links
-                     "store.base.regular_file", "store.sandbox.sockets", "store.sandbox.landlock_scope",
+                     # unix sockets outside hidden, abstract ones scoped; hard links out of the writes
+                     "store.sandbox.sockets", "store.sandbox.landlock_scope",
                      "store.sandbox.hardlinks"})
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",
-                         "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch",
-                         "store.base.regular_file"})
+                         "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
 ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on

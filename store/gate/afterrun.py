@@ -180,7 +180,7 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
             original = str(run.get("command", ""))
         elif not run.get("checked"):
             if run.get("stale"):
-                runs.finish(state_dir, rid)
+                _finish(state_dir, run)
             continue  # another call not back yet (or refused by the person): not ours to check
         text = report(check(run), str(run.get("project", "")))
         if text:
@@ -188,5 +188,14 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
         if runs.lock_held(runs.paths(state_dir, rid)["lock"]):
             runs.save(state_dir, rid, {**run, "checked": True, "running": True})
         else:
-            runs.finish(state_dir, rid)
+            _finish(state_dir, run)
     return original, " ".join(lines)
+
+
+def _finish(state_dir: str, run: Mapping[str, Any]) -> None:
+    """Forget a run whose sandbox is gone, and remove its overlay work folder."""
+    from store.gate import runs, scratch
+
+    if run.get("work"):
+        scratch.release(str(run["work"]))
+    runs.finish(state_dir, str(run.get("id")))

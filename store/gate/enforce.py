@@ -27,7 +27,7 @@ from store.state.rules import read_only_globs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
     from store.state.job import Job
     from store.state.plan import Plan, Step
@@ -77,14 +77,14 @@ def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> sandb
     return tuple([*groups, *(tuple(rule.value) for rule in hosts.rules)])
 
 
-def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> sandbox.Policy:
+def policy_for(call: Call, job: Job, rules: Rules, read_only: bool, host_tmp: bool = False) -> sandbox.Policy:
     step = job.next
     settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
     writes = step_writes(job.plan, step, rules, read_only)
     git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
     return sandbox.Policy(call.project, job.layout.state_dir, approvals.key_dir(call.env), call.home, writes,
                           never_writable(job.plan), git, network_for(job.plan, settings, read_only), settings.caches,
-                          disable_userns=settings.disable_userns)
+                          disable_userns=settings.disable_userns, host_tmp=host_tmp)
 
 
 def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
@@ -95,23 +95,23 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
     env = {}
     if mode.kernel and args[:1] == ["once"]:  # baton once records outside; the command it runs, inside
-        policy, rid, files, built = _prepare(call, job, read_only, payload)
-        prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
-                  "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
+        policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
+        launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+        prefix = [*launch, *built.args, "--chdir", call.cwd, "--", "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
         reason = reason[:-1] + "; the command it runs, in its sandbox."
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
-def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) -> Tuple[
+def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], mode: Mode) -> Tuple[
         sandbox.Policy, str, Dict[str, str], sandbox.Built]:
     """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
-    policy = policy_for(call, job, Rules(job.next), read_only)
+    policy = policy_for(call, job, Rules(job.next), read_only, mode.overlay)
     state_dir = job.layout.state_dir
     rid = runs.run_id(payload.get("tool_use_id"))
     files = runs.paths(state_dir, rid)
-    built = sandbox.build(policy, files["lock"])
+    built = sandbox.build(policy, files["lock"], rid)
     record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
               "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
     runs.start(state_dir, rid, record)
@@ -127,7 +127,13 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
     rules = Rules(job.next)
     if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
         rules.writes = step_writes(job.plan, job.next, rules, False)
-    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel)
+    scratch: Optional[Callable[[str], bool]] = None
+    if mode.kernel:  # what its sandbox will let the command write beyond the step's globs counts as the step's
+        from functools import partial
+
+        scratch = partial(sandbox.beyond_globs, policy_for(call, job, Rules(job.next), read_only is not None,
+                                                           mode.overlay))
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel, scratch=scratch)
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
@@ -154,7 +160,7 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
 def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdict, mode: Mode,
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    policy, rid, files, built = _prepare(call, job, read_only, payload)
+    policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
     rewrite.write_args(files["args"], built.args)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
@@ -166,7 +172,8 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
     reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
               if decision == "allow" else
               f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
-    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], _proxy(policy, rid, mode.bwrap))
+    launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], launch)
     return _answer(decision, reason, line, call.input)
 
 
@@ -197,4 +204,4 @@ def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[T
     home = env.get("HOME") or os.path.expanduser("~")
     return mode.bwrap, sandbox.Policy(project, job.layout.state_dir, approvals.key_dir(env), home, writes,
                                       never_writable(job.plan), "ro", network_for(job.plan, settings, False),
-                                      settings.caches, disable_userns=settings.disable_userns)
+                                      settings.caches, disable_userns=settings.disable_userns, host_tmp=mode.overlay)

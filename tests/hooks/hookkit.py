@@ -150,11 +150,26 @@ def sandbox_original(line: str) -> Optional[str]:
     if not launch or not all(os.path.isabs(w) for w in launch[:1]):
         return None
     proxy = tuple(launch) if len(launch) > 1 else ()
-    if proxy and not (launch[1:4] == ["-I", "-S", launch[3]] and launch[3].endswith("/store/gate/netproxy.py")
-                      and launch[-1] == "--"):
+    rest = _after_scratch(launch)
+    if rest is None or (len(rest) > 1 and not (rest[1:4] == ["-I", "-S", rest[3]]
+                                                and rest[3].endswith("/store/gate/netproxy.py") and rest[-1] == "--")):
         return None
     rebuilt = rewrite.sandboxed(original, launch[0], files.group(1) + ".args", files.group(1) + ".started", proxy)
     return original if rebuilt == line else None
+
+
+def _after_scratch(launch: List[str]) -> Optional[List[str]]:
+    """What follows the overlay launcher of the job's /tmp (``store/gate/scratch.py LOWER UPPER WORK
+    VIEW ... --``), when ``launch`` starts with it; ``None`` when it starts with it wrongly."""
+    if len(launch) < 4 or launch[1:3] != ["-I", "-S"] or not launch[3].endswith("/store/gate/scratch.py"):
+        return launch
+    if "--" not in launch:
+        return None
+    at = launch.index("--")
+    layers = launch[4:at]
+    if not layers or len(layers) % 4 or any(layers[i] not in ("/tmp", "/var/tmp") for i in range(0, len(layers), 4)):
+        return None
+    return launch[at + 1:] if all(os.path.isabs(w) for w in layers) else None
 
 
 def launcher_original(line: str) -> Optional[str]:

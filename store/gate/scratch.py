@@ -1,0 +1,198 @@
+"""The job's scratch space: the host's /tmp and /var/tmp seen through an overlay whose changes stay in the job.
+
+Inside the sandbox ``/tmp`` shows every file the host has there (a venv, a data file, a HOME or a
+cache kept under /tmp), and what a command writes, deletes or renames there lands in the job's own
+folder (``~/.cache/baton/jobs/<job>/tmp``, the overlay's upper layer), where the job's next call
+finds it; the host's /tmp never changes. bubblewrap before 0.10 cannot mount an overlay, so this
+module is also a small program that runs before bwrap::
+
+    python3 -I -S scratch.py LOWER UPPER WORK VIEW [LOWER UPPER WORK VIEW ...] -- PROGRAM ARGS...
+
+It enters a user and mount namespace of its own (the caller's uid and gid mapped to themselves, as
+bwrap maps them), mounts for each LOWER an overlay at VIEW (a folder of the job's), and executes
+PROGRAM (bwrap, whose arguments bind VIEW at LOWER). Paths bwrap binds are still the host's: only
+VIEW changes in that namespace. If a mount fails, nothing runs: it says why on stderr, exits 1 and
+drops the cached probe so the next call probes again (and falls back to a private /tmp if the
+overlay cannot work here). :func:`probe` is what the probe runs once to decide.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, List, Sequence, Tuple
+
+    Layer = Tuple[str, str, str, str]  # lower (host folder), upper (the job's), work (this run's), view (mount point)
+
+CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
+MS_REC, MS_SLAVE = 0x4000, 0x80000
+LOWERS = (("/tmp", "tmp"), ("/var/tmp", "var-tmp"))  # host folder, and its name in the job's folder
+HERE = os.path.abspath(__file__)
+
+
+def layers(job_dir: str, run: str) -> List[Layer]:
+    """The overlays for one run: each existing host folder of :data:`LOWERS`, its upper layer in the
+    job's folder, a work folder of this run's own (two overlays may not share one) and its mount point."""
+    found = []
+    for lower, name in LOWERS:
+        if os.path.isdir(lower) and not os.path.islink(lower):
+            found.append((lower, os.path.join(job_dir, name), os.path.join(job_dir, "work", run, name),
+                          os.path.join(job_dir, "mnt", name)))
+    return found
+
+
+def prepare(found: Sequence[Layer]) -> None:
+    """Make the upper layers and mount points (0700), and this run's empty work folders."""
+    for run in dict.fromkeys(os.path.dirname(work) for _, _, work, _ in found):
+        release(run)  # a retried call reuses its id: start from nothing
+    for _, upper, work, view in found:
+        for path in (upper, view, work):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+
+
+def launcher(found: Sequence[Layer], python: str = "") -> List[str]:
+    """The argv that starts this program before bwrap (``--`` last: bwrap's own argv follows)."""
+    args = [python or sys.executable or "/usr/bin/python3", "-I", "-S", HERE]
+    for layer in found:
+        args += list(layer)
+    return args + ["--"]
+
+
+def binds(found: Sequence[Layer]) -> List[str]:
+    """bwrap's arguments that put each overlay where the host's folder is."""
+    return [a for _, _, _, view in found for a in ("--bind", view, _lower_of(found, view))]
+
+
+def _lower_of(found: Sequence[Layer], view: str) -> str:
+    return next(lower for lower, _, _, v in found if v == view)
+
+
+def release(work_run: str) -> None:
+    """Remove a run's work folder once its overlays are gone (the kernel leaves a mode-0 ``work`` in it)."""
+    if not os.path.lexists(work_run):
+        return
+    for folder, dirs, _ in os.walk(work_run):
+        for name in dirs:
+            try:
+                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
+            except (OSError, NotImplementedError):
+                pass
+    import shutil
+
+    shutil.rmtree(work_run, ignore_errors=True)
+
+
+def _escape(path: str) -> str:
+    """A path as overlayfs reads it in its options (``\\``, ``,`` and ``:`` are special there)."""
+    return path.replace("\\", "\\\\").replace(",", "\\,").replace(":", "\\:")
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _fail(what: str) -> OSError:
+    import ctypes
+
+    err = ctypes.get_errno()
+    return OSError(err, f"{what}: {os.strerror(err)}")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        os.write(fd, text.encode("ascii"))
+    finally:
+        os.close(fd)
+
+
+def enter(found: Sequence[Layer]) -> None:
+    """Enter a user and mount namespace of our own and mount each overlay at its view (raises OSError)."""
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
+        raise _fail("unshare")
+    _write("/proc/self/setgroups", "deny")  # required before gid_map for an unprivileged caller
+    _write("/proc/self/uid_map", f"{uid} {uid} 1")
+    _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    if libc.mount(b"none", b"/", None, MS_REC | MS_SLAVE, None) != 0:
+        raise _fail("mount --make-rslave /")
+    for lower, upper, work, view in found:
+        os.makedirs(work, mode=0o700, exist_ok=True)
+        # index=off: the job's calls share one upper layer (a background server and the next command)
+        options = f"lowerdir={_escape(lower)},upperdir={_escape(upper)},workdir={_escape(work)},userxattr,index=off"
+        if libc.mount(b"baton-scratch", view.encode("utf-8", "surrogateescape"), b"overlay", 0,
+                      options.encode("utf-8", "surrogateescape")) != 0:
+            raise _fail(f"overlay on {lower}")
+
+
+def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
+    """(layers, the program's argv) from this program's arguments."""
+    if "--" not in argv:
+        raise ValueError("expected LOWER UPPER WORK VIEW ... -- PROGRAM ARGS")
+    at = list(argv).index("--")
+    head, program = list(argv[:at]), list(argv[at + 1:])
+    if len(head) % 4 or not program:
+        raise ValueError("expected LOWER UPPER WORK VIEW ... -- PROGRAM ARGS")
+    return [(head[i], head[i + 1], head[i + 2], head[i + 3]) for i in range(0, len(head), 4)], program
+
+
+def probe(home: str, bwrap: str) -> str:
+    """'' when an overlay of /tmp works here through bubblewrap (a host file seen, a write kept in the
+    upper layer, the host's /tmp unchanged), else why not, in one line."""
+    import subprocess
+    import tempfile
+
+    base = os.path.join(home, ".cache", "baton")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        where = tempfile.mkdtemp(prefix="scratch-probe-", dir=base)
+        seen = tempfile.mkdtemp(prefix="baton-probe-")  # a host folder under /tmp the sandbox must show
+    except OSError as exc:
+        return f"cannot make the probe's folders: {exc.strerror}"
+    try:
+        with open(os.path.join(seen, "host"), "w", encoding="ascii") as handle:
+            handle.write("host\n")
+        found = [("/tmp", os.path.join(where, "upper"), os.path.join(where, "work", "p"), os.path.join(where, "view"))]
+        prepare(found)
+        inner = f"read -r x < {seen}/host && [ \"$x\" = host ] && echo kept > {seen}/new"
+        argv = [*launcher(found), bwrap, "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/",
+                *binds(found), "--", "/bin/sh", "-c", inner]
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+        kept = os.path.join(where, "upper", os.path.relpath(seen, "/tmp"), "new")
+        if proc.returncode == 0 and os.path.isfile(kept) and not os.path.exists(os.path.join(seen, "new")):
+            return ""
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        return (lines[-1] if lines else f"the overlay's check failed (exit {proc.returncode})")[:200]
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the overlay's check could not run: {exc}"[:200]
+    finally:
+        release(os.path.join(where, "work"))
+        import shutil
+
+        shutil.rmtree(where, ignore_errors=True)
+        shutil.rmtree(seen, ignore_errors=True)
+
+
+def main(argv: Sequence[str]) -> int:
+    try:
+        found, program = parse(argv)
+        enter(found)
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(f"baton: the sandbox could not mount the job's /tmp ({exc}); nothing ran. The next call "
+                         "checks again whether it can, and falls back to a private /tmp if not.\n")
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+        from store.gate import probe as bwrap_probe
+
+        bwrap_probe.forget(os.environ)
+        return 1
+    os.execv(program[0], program)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,115 @@
+"""The sandbox and the host's files, in the real CLI with bubblewrap installed: what the host keeps
+under /tmp (a program, a venv, a data file) is there in a sandboxed call as outside; what a call
+writes to /tmp is there for the job's next call, in a step with `writes` and in one without; the
+host's /tmp does not change; ordinary work in a step with `writes` runs (git commit of the step's
+files, mktemp).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from pathlib import Path
+from typing import Any, Dict
+
+import gatemodes
+
+from .driver import Claude
+from .fakeapi import FakeAPI, text, tool_use
+from .jobstate import Turns, baton, results_by_id, write_plan
+
+PLAN = {"job": "e2e-host", "steps": [{"id": "build", "writes": ["src/**"]}, {"id": "look", "writes": []}]}
+
+
+def bash(call_id: str, command: str) -> Dict[str, Any]:
+    return tool_use("Bash", {"command": command, "description": call_id}, id=call_id)
+
+
+def outputs(fake_api: FakeAPI) -> Dict[str, str]:
+    seen: Dict[str, str] = {}
+    for request in fake_api.requests_main():
+        seen.update({k: v.text for k, v in results_by_id(request).items()})
+    return seen
+
+
+def git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def host_files(root: Path) -> Dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_the_hosts_tmp_is_there_and_what_a_call_writes_to_tmp_is_the_jobs(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path, tmp_path: Path
+) -> None:
+    gatemodes.sandboxed_here(claude.home)
+    host = tmp_path / "hostdata"  # under the host's /tmp, outside the project and the home folder
+    (host / "venv" / "bin").mkdir(parents=True)
+    (host / "data.txt").write_text("host data\n")
+    (host / "gone.txt").write_text("still here\n")
+    tool = host / "venv" / "bin" / "tool"
+    tool.write_text("#!/bin/sh\necho tool ran\n")
+    tool.chmod(0o755)
+    before = host_files(host)
+    scratch = f"/tmp/baton-e2e-{uuid.uuid4().hex}.txt"
+    write_plan(project, PLAN)
+    fake_api.script = Turns(
+        [text("reading"), bash("read", f"cat {host}/data.txt && {tool}")],
+        [bash("write", f"echo kept > {scratch} && echo edited >> {host}/data.txt && rm {host}/gone.txt")],
+        [bash("again", f"cat {scratch} {host}/data.txt; ls {host}")],
+        [bash("mktemp", 'f=$(mktemp) && echo temporary > "$f" && cat "$f"')],
+        [text("done")])
+
+    run = claude.run("do step build", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    seen = outputs(fake_api)
+    assert seen["read"].split() == ["host", "data", "tool", "ran"], seen["read"]
+    assert seen["again"].split() == ["kept", "host", "data", "edited", "data.txt", "venv"], seen["again"]
+    assert seen["mktemp"].strip() == "temporary", seen["mktemp"]
+    assert host_files(host) == before and not Path(scratch).exists()  # the host's /tmp is as it was
+
+    assert baton(plugin_copy, project, claude.home, "record", "build", "done", "x").returncode == 0
+    fake_api.script = Turns([text("looking"), bash("look", f"echo more >> {scratch} && cat {scratch}")],
+                            [text("done")])
+
+    run = claude.run("do step look", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    assert outputs(fake_api)["look"].split() == ["kept", "more"]  # the job's /tmp, in a step that writes nothing
+    assert host_files(host) == before and not Path(scratch).exists()
+
+
+def repository(project: Path) -> None:
+    (project / "src").mkdir()
+    (project / "README.md").write_text("readme\n")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "init")
+
+
+def test_a_step_with_writes_commits_its_own_files_and_nothing_else_of_git(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    gatemodes.sandboxed_here(claude.home)
+    repository(project)
+    config = (project / ".git" / "config").read_bytes()
+    write_plan(project, PLAN)
+    commit = "git add src/a.py && git -c user.name=t -c user.email=t@t commit -qm 'add a' && git log --oneline -1"
+    fake_api.script = Turns(
+        [text("writing"), tool_use("Write", {"file_path": "src/a.py", "content": "a = 1\n"}, id="write")],
+        [bash("commit", commit)],
+        [bash("config", "git config user.name pwn; git config core.hooksPath src; echo x > .git/hooks/post-commit")],
+        [text("done")])
+
+    run = claude.run("do step build", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    seen = outputs(fake_api)
+    assert seen["commit"].strip().endswith("add a"), seen["commit"]
+    assert git(project, "log", "--format=%s", "-1").strip() == "add a"
+    assert git(project, "status", "--porcelain", "--", "src") == ""
+    assert (project / ".git" / "config").read_bytes() == config and not (project / ".git/hooks/post-commit").exists()
+

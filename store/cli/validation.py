@@ -53,6 +53,9 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
                 from store.gate.scratch import release
 
                 release(built.work)
+            from store.gate.afterrun import tidy
+
+            tidy(sandbox[1].state_dir)
     seconds = round(time.monotonic() - started, 3)
     if proc.returncode == 0:
         return Outcome(True, "", seconds)

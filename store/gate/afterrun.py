@@ -189,7 +189,23 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
             runs.save(state_dir, rid, {**run, "checked": True, "running": True})
         else:
             _finish(state_dir, run)
+    tidy(state_dir)
     return original, " ".join(lines)
+
+
+def tidy(state_dir: str) -> None:
+    """Once no sandboxed run of the job is on record (running, or allowed and not started yet), remove
+    the empty folders the sandbox made as mount points (``.claude``, ``.git/modules`` ...): a live
+    sandbox still needs them, and removing one would undo its read-only mount."""
+    from store.gate import runs
+
+    if runs.records(state_dir):
+        return
+    for path in runs.take_made(state_dir):
+        try:
+            os.rmdir(path)  # only when still empty: something put there since is the person's
+        except OSError:
+            pass
 
 
 def _finish(state_dir: str, run: Mapping[str, Any]) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from store.base import checksums
-from store.gate import scratch
+from store.gate import runs, scratch
 from store.gate.mounts import Globs, inside
 from store.gate.writable import never_globs, plan_never, plan_writes
 
@@ -40,6 +40,7 @@ PRIVATE_CACHE_ENV = {"XDG_CACHE_HOME": "", "PIP_CACHE_DIR": "pip", "npm_config_c
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock",
            "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/snapd.socket")
 HIDDEN_TMP = ("/tmp", "/var/tmp")
+MOUNT_POINTS = (".claude", ".git/hooks", ".git/info", ".git/modules", ".git/worktrees")
 PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # `baton` works inside too
 
 
@@ -134,10 +135,34 @@ def _git(policy: Policy, writable: List[str]) -> Tuple[List[str], List[str]]:
     if not os.path.isdir(gitdir) or os.path.islink(gitdir):
         return [], []  # no repository, or a worktree/submodule whose git folder lies elsewhere: read-only
     if policy.git == "rw" and writable:
-        for sub in ("hooks", "info", "modules", "worktrees"):  # empty folders, so they can be bound read-only
-            os.makedirs(os.path.join(gitdir, sub), exist_ok=True)
         return ["--bind", gitdir, gitdir], [gitdir]
     return (["--ro-bind", gitdir, gitdir], []) if inside(gitdir, writable) else ([], [])
+
+
+def _mount_points(policy: Policy, writable: List[str], git_rw: List[str], walks: List[Walk]) -> List[str]:
+    """Make, empty, the never-writable folders of :data:`MOUNT_POINTS` that are missing inside a
+    writable area, so they can be bound read-only (a folder created during a command could be read by
+    Claude Code or git before the after-check removes it). They are noted in the run folder and removed
+    once no sandbox of the job needs them (:func:`store.gate.afterrun.tidy`)."""
+    gitdir = os.path.join(policy.project, ".git")
+    made = []
+    for rel in MOUNT_POINTS:
+        path = os.path.join(policy.project, rel)
+        parent = os.path.dirname(path)
+        if os.path.lexists(path) or not inside(path, writable) or (inside(path, [gitdir]) and not git_rw) or \
+                not os.path.isdir(parent) or os.path.islink(parent):
+            continue
+        try:
+            os.mkdir(path, 0o755)
+        except OSError:
+            continue
+        made.append(path)
+        for walk in walks:  # the after-check's walk must not take it for a new entry the command made
+            if inside(path, [walk.root]):
+                walk.islands.append(path)
+    if made:
+        runs.note_made(policy.state_dir, made)
+    return made
 
 
 def build(policy: Policy, lock: str = "", run: str = "") -> Built:
@@ -151,7 +176,6 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
     args += ["--unshare-net"] if policy.network != "host" else []
     args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"] + _tmp_and_caches(policy, layers)
     globs = Globs(policy.project, policy.home, ("**",) if policy.writes is None else policy.writes)
-    os.makedirs(os.path.join(policy.project, ".claude"), exist_ok=True)  # empty, so it can be bound read-only
     plan = plan_writes(globs)
     for path in plan.rw:
         args += ["--bind", path, path]
@@ -160,6 +184,7 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
     git_args, git_rw = _git(policy, plan.rw)
     args += git_args
     writable = plan.rw + git_rw
+    _mount_points(policy, writable, git_rw, plan.walks)
     never = plan_never(never_globs(policy.project, policy.home, policy.protect, writable), writable)
     for path in never.ro + [p for p in policy.extra_ro if os.path.lexists(p)]:
         args += ["--ro-bind", path, path]

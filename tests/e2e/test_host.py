@@ -2,7 +2,7 @@
 under /tmp (a program, a venv, a data file) is there in a sandboxed call as outside; what a call
 writes to /tmp is there for the job's next call, in a step with `writes` and in one without; the
 host's /tmp does not change; ordinary work in a step with `writes` runs (git commit of the step's
-files, mktemp).
+files, mktemp); and sandboxed calls leave no empty folders in the project.
 """
 
 from __future__ import annotations
@@ -113,3 +113,19 @@ def test_a_step_with_writes_commits_its_own_files_and_nothing_else_of_git(
     assert git(project, "status", "--porcelain", "--", "src") == ""
     assert (project / ".git" / "config").read_bytes() == config and not (project / ".git/hooks/post-commit").exists()
 
+
+def test_sandboxed_calls_leave_no_empty_folders_in_the_project(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    gatemodes.sandboxed_here(claude.home)
+    repository(project)
+    write_plan(project, {"steps": ["open", {"id": "build", "writes": ["src/**"]}]})  # the whole project, then src
+    fake_api.script = Turns([text("looking"), bash("ls", "ls")], [bash("status", "git status --short")],
+                            [text("done")])
+
+    run = claude.run("do step open", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    assert "README.md" in outputs(fake_api)["ls"]
+    for litter in (".claude", ".git/modules", ".git/worktrees"):
+        assert not (project / litter).exists(), f"{litter} was left in the project"

@@ -129,10 +129,7 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
         rules.writes = step_writes(job.plan, job.next, rules, False)
     scratch: Optional[Callable[[str], bool]] = None
     if mode.kernel:  # what its sandbox will let the command write beyond the step's globs counts as the step's
-        from functools import partial
-
-        scratch = partial(sandbox.beyond_globs, policy_for(call, job, Rules(job.next), read_only is not None,
-                                                           mode.overlay))
+        scratch = sandbox.Scratch(policy_for(call, job, Rules(job.next), read_only is not None, mode.overlay))
     refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel, scratch=scratch)
     if refused:
         return _answer("deny", refused)
@@ -185,8 +182,9 @@ def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
 
     name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
     here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netproxy.py")
-    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, os.path.join(policy.tmp, name), f"/tmp/{name}",
-            bwrap, *(",".join(group) for group in policy.network), "--")
+    outside = os.path.join(policy.tmp_outside, name)  # made after the overlay is mounted: the launcher starts first
+    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, outside, f"/tmp/{name}", bwrap,
+            *(",".join(group) for group in policy.network), "--")
 
 
 def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:

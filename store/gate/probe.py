@@ -3,7 +3,7 @@
 The probe runs ``bwrap`` with the flags the sandbox uses and checks, inside, that /tmp is private
 and that no capability is left (``--cap-drop ALL`` is what keeps a root caller from undoing the
 mounts); then whether the job's /tmp can be an overlay of the host's
-(:func:`store.gate.scratch.probe`; ``tmp`` says why not, and the sandbox then gives a private /tmp
+(:func:`overlay`; ``tmp`` says why not, and the sandbox then gives a private /tmp
 instead). The answer is cached in ``$XDG_STATE_HOME/baton/sandbox-probe.json`` (never writable
 from inside the sandbox, so a command cannot force the fallback), keyed by bwrap's file, the kernel
 and the user, for a day. Only absolute, system locations of ``bwrap`` are used, never PATH.
@@ -102,9 +102,46 @@ def run_probe(bwrap: str, home: str = "") -> Probe:
         return Probe(False, bwrap, "bwrap left capabilities inside the sandbox (--cap-drop ALL had no effect)")
     if not home:
         return Probe(True, bwrap, "", "not probed")
+    return Probe(True, bwrap, "", overlay(home, bwrap))
+
+
+def overlay(home: str, bwrap: str) -> str:
+    """'' when an overlay of /tmp works here through bubblewrap (a host file seen, a write kept in the
+    upper layer, the host's /tmp unchanged), else why not, in one line."""
+    import subprocess
+    import tempfile
+
     from store.gate import scratch
 
-    return Probe(True, bwrap, "", scratch.probe(home, bwrap))
+    base = os.path.join(home, ".cache", "baton")
+    try:
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        where = tempfile.mkdtemp(prefix="scratch-probe-", dir=base)
+        seen = tempfile.mkdtemp(prefix="baton-probe-")  # a host folder under /tmp the sandbox must show
+    except OSError as exc:
+        return f"cannot make the probe's folders: {exc.strerror}"
+    try:
+        with open(os.path.join(seen, "host"), "w", encoding="ascii") as handle:
+            handle.write("host\n")
+        found = [("/tmp", os.path.join(where, "upper"), os.path.join(where, "work", "p"), os.path.join(where, "view"))]
+        scratch.prepare(found)
+        inner = f"read -r x < {seen}/host && [ \"$x\" = host ] && echo kept > {seen}/new"
+        argv = [*scratch.launcher(found), bwrap, "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/",
+                *scratch.binds(found), "--", "/bin/sh", "-c", inner]
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+        kept = os.path.join(where, "upper", os.path.relpath(seen, "/tmp"), "new")
+        if proc.returncode == 0 and os.path.isfile(kept) and not os.path.exists(os.path.join(seen, "new")):
+            return ""
+        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
+        return (lines[-1] if lines else f"the overlay's check failed (exit {proc.returncode})")[:200]
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"the overlay's check could not run: {exc}"[:200]
+    finally:
+        scratch.release(os.path.join(where, "work"))
+        import shutil
+
+        shutil.rmtree(where, ignore_errors=True)
+        shutil.rmtree(seen, ignore_errors=True)
 
 
 def bubblewrap(env: Mapping[str, str], fresh: bool = False) -> Probe:

@@ -66,6 +66,12 @@ class Policy:
     def tmp(self) -> str:
         return os.path.join(self.job_dir, "tmp")
 
+    @property
+    def tmp_outside(self) -> str:
+        """Where a file made outside, before bwrap starts (the proxy's socket), shows at /tmp inside:
+        the overlay's mount point (a socket works only through the file system it was made on)."""
+        return scratch.view(self.job_dir, "/tmp") if self.host_tmp else self.tmp
+
 
 def job_folder(state_dir: str, home: str) -> str:
     """``~/.cache/baton/jobs/<id>``: the job's private /tmp (and caches, when private) live there."""
@@ -194,7 +200,17 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
     if os.path.isdir("/run/user"):
         args += ["--tmpfs", "/run/user", "--remount-ro", "/run/user"]
     args += ["--setenv", "BATON_SANDBOX", "1"] + (["--lock-file", lock] if lock else [])
-    return Built(args, writable, plan.walks, never, plan.notes, layers)
+    return Built(args, writable, plan.walks, never, plan.notes + never.notes, layers)
+
+
+class Scratch:
+    """``Scratch(policy)(real)``: :func:`beyond_globs` for one policy, as the static gate asks it."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def __call__(self, real: str) -> bool:
+        return beyond_globs(self.policy, real)
 
 
 def beyond_globs(policy: Policy, real: str) -> bool:

@@ -11,14 +11,15 @@ module is also a small program that runs before bwrap::
 It enters a user and mount namespace of its own (the caller's uid and gid mapped to themselves, as
 bwrap maps them), mounts for each LOWER an overlay at VIEW (a folder of the job's), and executes
 PROGRAM (bwrap, whose arguments bind VIEW at LOWER). Paths bwrap binds are still the host's: only
-VIEW changes in that namespace. If a mount fails, nothing runs: it says why on stderr, exits 1 and
-drops the cached probe so the next call probes again (and falls back to a private /tmp if the
-overlay cannot work here). :func:`probe` is what the probe runs once to decide.
+VIEW changes in that namespace. If a mount fails, nothing runs: it says why on stderr and exits 1,
+and PostToolUse drops the cached probe so the next call probes again (and falls back to a private
+/tmp if the overlay cannot work here; :func:`store.gate.probe.overlay` is that check).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import sys
 
 TYPE_CHECKING = False
@@ -31,6 +32,12 @@ CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
 MS_REC, MS_SLAVE = 0x4000, 0x80000
 LOWERS = (("/tmp", "tmp"), ("/var/tmp", "var-tmp"))  # host folder, and its name in the job's folder
 HERE = os.path.abspath(__file__)
+FAILED = "baton: the sandbox could not mount the job's /tmp"
+
+
+def view(job_dir: str, lower: str) -> str:
+    """The mount point of ``lower``'s overlay (as the program between this module and bwrap sees it)."""
+    return os.path.join(job_dir, "mnt", dict(LOWERS)[lower])
 
 
 def layers(job_dir: str, run: str) -> List[Layer]:
@@ -40,7 +47,7 @@ def layers(job_dir: str, run: str) -> List[Layer]:
     for lower, name in LOWERS:
         if os.path.isdir(lower) and not os.path.islink(lower):
             found.append((lower, os.path.join(job_dir, name), os.path.join(job_dir, "work", run, name),
-                          os.path.join(job_dir, "mnt", name)))
+                          view(job_dir, lower)))
     return found
 
 
@@ -72,17 +79,24 @@ def _lower_of(found: Sequence[Layer], view: str) -> str:
 
 def release(work_run: str) -> None:
     """Remove a run's work folder once its overlays are gone (the kernel leaves a mode-0 ``work`` in it)."""
-    if not os.path.lexists(work_run):
+    try:
+        mode = os.lstat(work_run).st_mode
+    except OSError:
         return
-    for folder, dirs, _ in os.walk(work_run):
-        for name in dirs:
-            try:
-                os.chmod(os.path.join(folder, name), 0o700, follow_symlinks=False)
-            except (OSError, NotImplementedError):
-                pass
-    import shutil
-
-    shutil.rmtree(work_run, ignore_errors=True)
+    if not stat.S_ISDIR(mode):
+        os.unlink(work_run)
+        return
+    try:
+        os.chmod(work_run, 0o700)
+        names = os.listdir(work_run)
+    except OSError:
+        return
+    for name in names:
+        release(os.path.join(work_run, name))
+    try:
+        os.rmdir(work_run)
+    except OSError:
+        pass
 
 
 def _escape(path: str) -> str:
@@ -142,54 +156,13 @@ def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
     return [(head[i], head[i + 1], head[i + 2], head[i + 3]) for i in range(0, len(head), 4)], program
 
 
-def probe(home: str, bwrap: str) -> str:
-    """'' when an overlay of /tmp works here through bubblewrap (a host file seen, a write kept in the
-    upper layer, the host's /tmp unchanged), else why not, in one line."""
-    import subprocess
-    import tempfile
-
-    base = os.path.join(home, ".cache", "baton")
-    try:
-        os.makedirs(base, mode=0o700, exist_ok=True)
-        where = tempfile.mkdtemp(prefix="scratch-probe-", dir=base)
-        seen = tempfile.mkdtemp(prefix="baton-probe-")  # a host folder under /tmp the sandbox must show
-    except OSError as exc:
-        return f"cannot make the probe's folders: {exc.strerror}"
-    try:
-        with open(os.path.join(seen, "host"), "w", encoding="ascii") as handle:
-            handle.write("host\n")
-        found = [("/tmp", os.path.join(where, "upper"), os.path.join(where, "work", "p"), os.path.join(where, "view"))]
-        prepare(found)
-        inner = f"read -r x < {seen}/host && [ \"$x\" = host ] && echo kept > {seen}/new"
-        argv = [*launcher(found), bwrap, "--unshare-user", "--die-with-parent", "--ro-bind", "/", "/",
-                *binds(found), "--", "/bin/sh", "-c", inner]
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
-        kept = os.path.join(where, "upper", os.path.relpath(seen, "/tmp"), "new")
-        if proc.returncode == 0 and os.path.isfile(kept) and not os.path.exists(os.path.join(seen, "new")):
-            return ""
-        lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()]
-        return (lines[-1] if lines else f"the overlay's check failed (exit {proc.returncode})")[:200]
-    except (OSError, subprocess.SubprocessError) as exc:
-        return f"the overlay's check could not run: {exc}"[:200]
-    finally:
-        release(os.path.join(where, "work"))
-        import shutil
-
-        shutil.rmtree(where, ignore_errors=True)
-        shutil.rmtree(seen, ignore_errors=True)
-
-
 def main(argv: Sequence[str]) -> int:
     try:
         found, program = parse(argv)
         enter(found)
-    except (OSError, ValueError) as exc:
-        sys.stderr.write(f"baton: the sandbox could not mount the job's /tmp ({exc}); nothing ran. The next call "
-                         "checks again whether it can, and falls back to a private /tmp if not.\n")
-        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
-        from store.gate import probe as bwrap_probe
-
-        bwrap_probe.forget(os.environ)
+    except (OSError, ValueError) as exc:  # PostToolUse drops the cached probe when it sees this line
+        sys.stderr.write(f"{FAILED} ({exc}); nothing ran. The next call checks again whether it can, and falls "
+                         "back to a private /tmp if not.\n")
         return 1
     os.execv(program[0], program)
 

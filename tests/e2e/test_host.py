@@ -129,3 +129,38 @@ def test_sandboxed_calls_leave_no_empty_folders_in_the_project(
     assert "README.md" in outputs(fake_api)["ls"]
     for litter in (".claude", ".git/modules", ".git/worktrees"):
         assert not (project / litter).exists(), f"{litter} was left in the project"
+
+
+def test_a_big_project_runs_sandboxed_and_its_protected_files_stay(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    gatemodes.sandboxed_here(claude.home)
+    for i in range(6000):  # more entries at the top than a walk used to sort, before the protected file
+        (project / f"data{i:04}.txt").write_text("")
+    (project / "keys").mkdir()
+    (project / "keys" / "site.pem").write_text("secret\n")
+    write_plan(project, {"protect": ["**/*.pem"], "steps": ["open", {"id": "texts", "writes": ["*.txt"]}]})
+    fake_api.script = Turns([text("working"), bash("open", "echo new > new.txt && ls | wc -l")],
+                            [bash("pem", "echo pwn | tee -a keys/site.p?m; python3 -c 'open(\"keys/o\" + "
+                                         "\"ther.pem\", \"w\")'; cat keys/site.pem")],  # names the gate cannot read
+                            [text("done")])
+
+    run = claude.run("do step open", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    seen = outputs(fake_api)
+    assert seen["open"].split()[-1] == "6002", seen["open"]  # 6000 files, keys/ and new.txt
+    assert "Read-only file system" in seen["pem"] and (project / "keys" / "site.pem").read_text() == "secret\n"
+    assert not (project / "keys" / "other.pem").exists()  # a new protected file is removed after the command
+
+    assert baton(plugin_copy, project, claude.home, "record", "open", "done", "x").returncode == 0
+    fake_api.script = Turns([text("texts"), bash("texts", "echo edited > data0001.txt && echo made > more.txt; "
+                                                         "python3 -c 'open(\"keys/x.md\", \"w\")'; "
+                                                         "cat data0001.txt more.txt")],
+                            [text("done")])
+
+    run = claude.run("do step texts", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    assert outputs(fake_api)["texts"].split()[-2:] == ["edited", "made"]
+    assert not (project / "keys" / "x.md").exists() and (project / "keys" / "site.pem").read_text() == "secret\n"

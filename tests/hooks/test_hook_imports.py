@@ -54,12 +54,15 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
                    "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
                    "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
                    "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
-                   "store.gate.patterns", "store.state.hosts", "store.gate.runners", "store.gate.simple_commands"})
+                   "store.gate.patterns", "store.state.hosts", "store.state.hostnames", "store.gate.runners",
+                   "store.gate.simple_commands"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give)
+# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give),
+# behind the launcher that mounts the job's /tmp
 SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
                      "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
-                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "store.base.checksums"})
+                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "store.base.checksums",
+                     "store.gate.scratch"})
 # the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",
@@ -70,7 +73,8 @@ ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
                     "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
                     "store.state.attempts", "store.state.effects", "store.state.keylock"}
-EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.base.regex"})
+EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.state.hostnames",
+                    "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
 PROMPT = frozenset({"hooks.user_prompt_submit"})
@@ -154,7 +158,7 @@ def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, sub
         assert not result.denied, result.reason  # the approved step's own write, read and calls pass
     allowed = start_modules | STDLIB | CORE | (full if with_job else bare)
     assert not loaded & (set(NEVER) - allowed), sorted(loaded & set(NEVER))
-    assert sorted(loaded - allowed) == []
+    assert sorted(loaded - allowed) == [], str(sorted(loaded - allowed))
 
 
 def test_the_allowlists_name_real_modules() -> None:

@@ -1,7 +1,7 @@
 """The shape of the code, read from the source with ``ast``: each part imports only the parts
 below it, no module takes part in an import cycle, every module says what it decides in its
-first lines, the README's map of the parts matches the tree, and every refusal code the gate
-can give is in the README's table with the module that raises it."""
+first lines, the map of the parts (docs/development.md) matches the tree, and every refusal code
+the gate can give is in its table (docs/gate.md) with the module that raises it."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Set, Tuple
 
 import pytest
+from docpages import section
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text(encoding="utf-8")
 ORDER = ["store.base", "store.backend", "store.shell", "store.state", "store.checkpoint", "store.monitor",
          "store.once", "store.gate", "store.run", "store.cli", "hooks"]
 # part -> the parts it may import (besides itself and the root package's version)
@@ -143,13 +143,11 @@ def test_every_module_starts_by_saying_what_it_decides() -> None:
 
 
 def _table(heading: str) -> List[List[str]]:
-    match = re.search(rf"^### {re.escape(heading)}\n(.*?)(?=^##)", README, re.M | re.S)
-    assert match, f"README has no section {heading!r}"
-    rows = [line for line in match.group(1).splitlines() if line.startswith("| ") and not line.startswith("| ---")]
+    rows = [line for line in section(heading).splitlines() if line.startswith("| ") and not line.startswith("| ---")]
     return [[cell.strip() for cell in row.strip("|").split(" | ")] for row in rows[1:]]
 
 
-def test_the_readme_map_lists_every_module_of_every_part() -> None:
+def test_the_map_of_the_parts_lists_every_module_of_every_part() -> None:
     documented = {}
     for part, modules, _ in _table("The parts"):
         folder = part.strip("`").rstrip("/")
@@ -189,7 +187,7 @@ def raised_codes() -> Dict[str, Set[str]]:
     return found
 
 
-def test_every_refusal_code_is_in_the_readme_with_the_modules_that_raise_it() -> None:
+def test_every_refusal_code_is_in_the_docs_with_the_modules_that_raise_it() -> None:
     rows = _table("Why was this denied?")
     documented = {row[0].strip("`"): set(re.findall(r"`([\w/.]+\.py)`", row[2])) for row in rows}
     assert raised_codes() == documented

@@ -41,7 +41,7 @@ def _number(kind: Callable[[str], Any], low: float, above: bool = False) -> Call
 def add_commands(sub: Any) -> None:
     p = sub.add_parser("run", help="drive Claude Code headless, session after session, until the job is done",
                        description="Start `claude -p` in the project, session after session, until every step is "
-                                   "complete or the run must stop (see the README's exit codes). Arguments after "
+                                   "complete or the run must stop (see the exit codes in docs/run.md). Arguments after "
                                    "-- go to Claude Code (e.g. -- --permission-mode acceptEdits).")
     p.add_argument("--claude", default="claude", metavar="PATH", help="the Claude Code executable (default: claude)")
     p.add_argument("--plugin-dir", nargs="?", const=PLUGIN_ROOT, default="", metavar="DIR",

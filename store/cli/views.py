@@ -47,7 +47,7 @@ def figures_of(job: Job) -> Dict[str, Any]:
 
 
 def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str, str]] = None) -> Dict[str, Any]:
-    """The status document (schema ``baton.status`` version 1, see the README)."""
+    """The status document (schema ``baton.status`` version 1, see docs/monitoring.md)."""
     import os
 
     from store.monitor import exporting, summary, telemetry

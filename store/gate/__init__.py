@@ -2,5 +2,5 @@
 
 Built on ``store.state`` (the plan, NEXT, approvals) and ``store.shell`` (what a Bash command
 writes). Every refusal carries a short stable code (``[baton:CODE]``), defined in the module that
-raises it and listed in the README.
+raises it and listed in docs/gate.md.
 """

@@ -24,7 +24,7 @@ WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "noteb
 TEST_COMMANDS = ("pytest*", "python -m pytest*", "python3 -m pytest*", "npm test*", "npm run test*",
                  "yarn test*", "pnpm test*", "make test*", "make check*", "go test*", "cargo test*",
                  "tox*", "nox*", "ruff*", "mypy*")
-# phase -> defaults for fields the step leaves out (README: "Phases")
+# phase -> defaults for fields the step leaves out (docs/plan-and-state.md: "Phase defaults")
 PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "discovered": {"writes": ()},
     "planned": {"writes": ()},
@@ -43,7 +43,7 @@ HOME_CODE = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".
 
 
 def refuse(code: str, reason: str) -> str:
-    """A refusal as the model reads it; ``code`` is listed in the README's table of gate codes."""
+    """A refusal as the model reads it; ``code`` is listed in docs/gate.md's table of refusal codes."""
     return f"{reason} [baton:{code}]"
 
 

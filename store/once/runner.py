@@ -10,7 +10,7 @@ started this ``baton once`` for the model, ``BATON_ONCE_PREFIX`` names the comma
 the gate in ``.baton/run/``) that starts the command inside baton's sandbox: it runs there, while
 the records are written here, outside. It needs the file store: its index finds records by their
 offset in ``steps.jsonl``, and its key lock is a file on this machine, so with a job kept in a
-database it refuses to run (README: "The PostgreSQL store").
+database it refuses to run (docs/postgresql.md).
 """
 
 from __future__ import annotations

@@ -27,9 +27,9 @@ APPROVAL_PHASES = ("approved", "published")
 STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "validate", "skippable", "inputs",
                "artifacts", "rerun", "needs", "sandbox")
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects", "sandbox")
-RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (README: "Checkpoints")
+RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (docs/once-and-checkpoints.md)
 MAX_ID = 200
-# limit name -> (type, meaning); documented in the README's configuration table
+# limit name -> (type, meaning); documented in docs/plan-and-state.md's table of plan fields
 LIMITS: Dict[str, str] = {
     "tool_calls": "tool calls in the whole job",
     "wall_minutes": "minutes since the first ledger record",

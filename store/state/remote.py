@@ -12,7 +12,7 @@ judges the state in the transaction, and nothing after the commit turns it into 
 A record's place in a database is its ``seq``, not a byte offset: what the file store finds by
 offset in ``steps.jsonl`` (the ``baton once`` index, a checkpoint's record for CHANGED and STALE)
 is left out of these snapshots, so ``baton once`` refuses to run here and ``verify --artifacts``
-has nothing to check (README: "What is guaranteed").
+has nothing to check (docs/plan-and-state.md: "What is guaranteed").
 """
 
 from __future__ import annotations

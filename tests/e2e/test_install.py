@@ -16,7 +16,12 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
+from typing import Iterator
+
+import pytest
+from docpages import section
 
 from .briefs import bash, injected
 from .driver import REPO, Claude
@@ -29,15 +34,15 @@ CACHE_NAMES = {".cache", ".venv", "venv", "node_modules", ".mypy_cache", ".ruff_
 SMALL = 4 * 1024 * 1024  # the committed files are 2.7 MB, with the bytecode a test run leaves beside them
 
 
-def section(title: str) -> str:
-    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## )", README, re.M | re.S)
-    assert match, title
-    return match.group(1)
-
-
 def setup_commands() -> list[str]:
     block = re.findall(r"```sh\n(.*?)```", section("Set-up"), re.S)[0]
     return [line for line in block.splitlines() if line.strip()]
+
+
+def first_job_commands() -> list[str]:
+    """The commands of the ```sh blocks of "A first job", in order (the blocks sit in a list)."""
+    blocks = re.findall(r"```sh\n(.*?)```", section("A first job"), re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
 
 
 def session_lines() -> list[str]:
@@ -77,9 +82,24 @@ def installed_copy(home: Path) -> Path:
     return Path(entry["installPath"])
 
 
-def test_the_readme_walk_through_from_a_fresh_clone(
-    claude: Claude, fake_api: FakeAPI, tmp_path: Path
-) -> None:
+@pytest.fixture(params=["home beside the test", "home directly under /tmp"])
+def user(request: pytest.FixtureRequest, claude: Claude, fake_api: FakeAPI) -> Iterator[Claude]:
+    """The person who follows the README: HOME wherever the tests' folders are, and HOME in a
+    folder of its own directly under /tmp, whatever TMPDIR says."""
+    if request.param == "home beside the test":
+        yield claude
+        return
+    top = Path(tempfile.mkdtemp(prefix="baton-readme-", dir="/tmp"))
+    person = Claude(claude.exe, fake_api.base_url, top / "home")
+    try:
+        yield person
+    finally:
+        person.kill_all()
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_the_readme_walk_through_from_a_fresh_clone(user: Claude, fake_api: FakeAPI, tmp_path: Path) -> None:
+    claude = user
     copy = tmp_path / "baton"
     subprocess.run(["git", "clone", "-q", str(REPO), str(copy)], check=True, timeout=120)
     env = user_env(claude, tmp_path)
@@ -121,6 +141,13 @@ def test_the_readme_walk_through_from_a_fresh_clone(
     brief = shell("baton brief", project, env).stdout
     assert "NEXT: (all steps complete - stop)" in brief
 
+    # "A first job": the same plan, then every other command it gives, word for word.
+    quick = first_job_commands()
+    assert quick[0] == init and len(quick) >= 5, quick
+    for command in quick[1:]:
+        shell(command, project, env)
+    assert (project / "report.html").stat().st_size > 0
+
 
 def test_an_install_from_a_clone_that_ran_the_tests_copies_only_the_plugin(
     claude: Claude, tmp_path: Path
@@ -141,6 +168,9 @@ def test_an_install_from_a_clone_that_ran_the_tests_copies_only_the_plugin(
                              capture_output=True, text=True, timeout=900)
         assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
         assert (copy / ".cache").is_symlink() and tools.is_dir()
+        status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=copy,
+                                capture_output=True, text=True, check=True).stdout
+        assert status == "", f"the tests left the clone dirty:\n{status}"
         shell(setup_commands()[0], copy, env)
     finally:
         shutil.rmtree(tools, ignore_errors=True)
@@ -162,3 +192,32 @@ def test_the_node_version_the_readme_asks_for_is_what_claude_code_declares(claud
     assert f"Node.js {wanted.group(1)} or newer" in README
     installer = (REPO / "dev" / "install-claude-code").read_text()
     assert f"node_major={wanted.group(1)} " in installer
+
+
+def test_outside_the_declared_claude_code_range_the_install_says_so_and_baton_still_runs(
+    claude: Claude, fake_api: FakeAPI, tmp_path: Path
+) -> None:
+    """What the README's "What you need" says of another Claude Code version, shown the other way
+    round: a copy whose manifest declares a range the pinned CLI is outside of."""
+    copy = tmp_path / "baton"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(copy)], check=True, timeout=120)
+    manifest = copy / ".claude-plugin" / "plugin.json"
+    declared = json.loads(manifest.read_text())
+    assert f"the plugin declares `{declared['engines']['claude-code']}`" in " ".join(section("What you need").split())
+    declared["engines"]["claude-code"] = ">=99.0.0"
+    manifest.write_text(json.dumps(declared))
+    env = user_env(claude, tmp_path)
+    installed = shell(setup_commands()[0], copy, env)
+    said = " ".join((installed.stdout + installed.stderr).split())
+    assert '"baton" needs Claude Code >=99.0.0, this is 2.1.328' in said and "loads anyway" in said
+    listed = " ".join(shell("claude plugin list", copy, env).stdout.split())
+    assert "needs Claude Code >=99.0.0" in listed and "enabled" in listed
+
+    project = tmp_path / "project"
+    project.mkdir()
+    shell(f"{copy / 'bin' / 'baton'} init only-step", project, env)
+    fake_api.script = Turns([text("done")])
+    run = claude.run("Go on.", cwd=project)
+    assert run.returncode == 0, run.stderr
+    [context] = injected(fake_api.requests_main()[0])
+    assert context.line("NEXT: ") == "only-step"

@@ -8,12 +8,14 @@ module is also a small program that runs before bwrap::
 
     python3 -I -S scratch.py LOWER UPPER WORK VIEW [LOWER UPPER WORK VIEW ...] -- PROGRAM ARGS...
 
-It enters a user and mount namespace of its own (the caller's uid and gid mapped to themselves, as
-bwrap maps them), mounts for each LOWER an overlay at VIEW (a folder of the job's), and executes
-PROGRAM (bwrap, whose arguments bind VIEW at LOWER). Paths bwrap binds are still the host's: only
-VIEW changes in that namespace. If a mount fails, nothing runs: it says why on stderr and exits 1,
-and PostToolUse drops the cached probe so the next call probes again (and falls back to a private
-/tmp if the overlay cannot work here; :func:`store.gate.probe.overlay` is that check).
+It enters a mount namespace of its own (in a user namespace of its own, the caller's uid and gid
+mapped to themselves as bwrap maps them, unless it is root), mounts for each LOWER an overlay at
+VIEW (a folder of the job's), and executes PROGRAM (bwrap, whose arguments bind VIEW at LOWER).
+Paths bwrap binds are still the host's: only VIEW changes in that namespace. Where an overlay
+cannot be made in this call (a mount below /tmp, locked in a user namespace), the job's upper layer
+alone is bound there and stderr says so. If no mount can be made, nothing runs: it says why on
+stderr and exits 1, and PostToolUse drops the cached probe so the next call probes again (and falls
+back to a private /tmp if the overlay cannot work here; :func:`store.gate.probe.overlay` checks).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     Layer = Tuple[str, str, str, str]  # lower (host folder), upper (the job's), work (this run's), view (mount point)
 
 CLONE_NEWUSER, CLONE_NEWNS = 0x10000000, 0x00020000
-MS_REC, MS_SLAVE = 0x4000, 0x80000
+MS_BIND, MS_REC, MS_SLAVE = 0x1000, 0x4000, 0x80000
 LOWERS = (("/tmp", "tmp"), ("/var/tmp", "var-tmp"))  # host folder, and its name in the job's folder
 HERE = os.path.abspath(__file__)
 FAILED = "baton: the sandbox could not mount the job's /tmp"
@@ -125,24 +127,41 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def enter(found: Sequence[Layer]) -> None:
-    """Enter a user and mount namespace of our own and mount each overlay at its view (raises OSError)."""
-    libc = _libc()
+def _unshare(libc: Any) -> None:
+    """A mount namespace of our own. Root takes one in its own user namespace, so the host's mounts
+    below /tmp are not locked there (a locked one makes the overlay fail); anyone else, and root
+    without the capability (a container), takes a user namespace too, its ids mapped to themselves."""
+    if os.getuid() == 0 and libc.unshare(CLONE_NEWNS) == 0:
+        return
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0:
         raise _fail("unshare")
     _write("/proc/self/setgroups", "deny")  # required before gid_map for an unprivileged caller
     _write("/proc/self/uid_map", f"{uid} {uid} 1")
     _write("/proc/self/gid_map", f"{gid} {gid} 1")
-    if libc.mount(b"none", b"/", None, MS_REC | MS_SLAVE, None) != 0:
+
+
+def enter(found: Sequence[Layer]) -> List[str]:
+    """Enter a mount namespace of our own and mount each overlay at its view (raises OSError). Where an
+    overlay cannot be made (a mount below the host's folder, locked in our user namespace) its upper
+    layer alone is bound there, a private folder for this call: the notes say so."""
+    libc = _libc()
+    _unshare(libc)
+    if libc.mount(b"none", b"/", None, MS_REC | MS_SLAVE, None) != 0:  # nothing mounted here reaches the host
         raise _fail("mount --make-rslave /")
+    notes = []
     for lower, upper, work, view in found:
         os.makedirs(work, mode=0o700, exist_ok=True)
         # index=off: the job's calls share one upper layer (a background server and the next command)
         options = f"lowerdir={_escape(lower)},upperdir={_escape(upper)},workdir={_escape(work)},userxattr,index=off"
-        if libc.mount(b"baton-scratch", view.encode("utf-8", "surrogateescape"), b"overlay", 0,
-                      options.encode("utf-8", "surrogateescape")) != 0:
-            raise _fail(f"overlay on {lower}")
+        target = view.encode("utf-8", "surrogateescape")
+        if libc.mount(b"baton-scratch", target, b"overlay", 0, options.encode("utf-8", "surrogateescape")) == 0:
+            continue
+        why = _fail(f"overlay on {lower}")
+        if libc.mount(upper.encode("utf-8", "surrogateescape"), target, None, MS_BIND, None) != 0:
+            raise why
+        notes.append(f"baton: {lower} in this call is the job's own, without the host's files ({why.strerror})")
+    return notes
 
 
 def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
@@ -159,7 +178,8 @@ def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
 def main(argv: Sequence[str]) -> int:
     try:
         found, program = parse(argv)
-        enter(found)
+        for note in enter(found):
+            sys.stderr.write(note + "\n")
     except (OSError, ValueError) as exc:  # PostToolUse drops the cached probe when it sees this line
         sys.stderr.write(f"{FAILED} ({exc}); nothing ran. The next call checks again whether it can, and falls "
                          "back to a private /tmp if not.\n")

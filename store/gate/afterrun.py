@@ -165,9 +165,34 @@ def report(found: Mapping[str, List[str]], project: str) -> str:
     return ("baton's sandbox " + "; ".join(parts) + ".") if parts else ""
 
 
+def scratch_note(run: Mapping[str, Any]) -> str:
+    """One line for the model when the command wrote a file it names under the job's /tmp: the Read
+    tool runs outside the sandbox and reads the host's /tmp, so it is told where the file is ('' else)."""
+    command, home = str(run.get("command", "")), str(run.get("home", ""))
+    cwd = str(run.get("cwd") or run.get("project", ""))
+    layers = [(str(lower), str(upper)) for lower, upper in run.get("scratch", ())]
+    if not layers or "tmp" not in command:
+        return ""
+    from store.shell import analyse  # only for a command that names a temporary folder
+
+    moved = []
+    for target in analyse(command, cwd, home).writes:
+        path = os.path.normpath(os.path.join(cwd, target))
+        for lower, upper in layers:
+            rel = os.path.relpath(path, lower)
+            kept = os.path.join(upper, rel)
+            if not rel.startswith("..") and os.path.isfile(kept) and not os.path.islink(kept):
+                moved.append(f"{path} at {kept}")
+    if not moved:
+        return ""
+    return (f"baton's sandbox kept {', '.join(moved[:3])} (the job's /tmp): the Read tool reads the host's /tmp, so "
+            "read it there, or with cat.")
+
+
 def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str], str]:
     """For PostToolUse: the original command of this Bash call (``None`` when it ran unsandboxed) and
-    what the after-checks undid, of this run and of background runs still on record."""
+    what the model is told: what the after-checks undid, of this run and of background runs still on
+    record, and where a file this run wrote under /tmp is (:func:`scratch_note`)."""
     from store.gate import runs
 
     original: Optional[str] = None
@@ -178,6 +203,8 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
         rid = str(run.get("id"))
         if rid == mine:
             original = str(run.get("command", ""))
+            note = scratch_note(run)
+            lines += [note] if note else []
         elif not run.get("checked"):
             if run.get("stale"):
                 _finish(state_dir, run)

@@ -112,7 +112,7 @@ def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], 
     rid = runs.run_id(payload.get("tool_use_id"))
     files = runs.paths(state_dir, rid)
     built = sandbox.build(policy, files["lock"], rid)
-    record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
+    record = {"command": str(call.input.get("command")), "cwd": call.cwd, "step": job.next.id if job.next else "",
               "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
     runs.start(state_dir, rid, record)
     return policy, rid, files, built

@@ -101,6 +101,7 @@ class Built:
     def after_check(self, policy: Policy) -> Dict[str, Any]:
         """What :func:`store.gate.afterrun.check` needs, as JSON-ready data for the run's record."""
         return {"project": policy.project, "home": policy.home, "protect": list(policy.protect), "work": self.work,
+                "scratch": [[lower, upper] for lower, upper, _, _ in self.layers],
                 "writes": None if policy.writes is None else list(policy.writes), "writable": self.writable,
                 "absent": self.never.absent,
                 "never_walks": [{"root": w.root, "covered": w.covered, "folders": w.folders} for w in self.never.walks],

@@ -15,7 +15,7 @@ from typing import Any, Dict
 import gatemodes
 
 from .driver import Claude
-from .fakeapi import FakeAPI, text, tool_use
+from .fakeapi import FakeAPI, all_text_of, text, tool_use
 from .jobstate import Turns, baton, results_by_id, write_plan
 
 PLAN = {"job": "e2e-host", "steps": [{"id": "build", "writes": ["src/**"]}, {"id": "look", "writes": []}]}
@@ -70,6 +70,9 @@ def test_the_hosts_tmp_is_there_and_what_a_call_writes_to_tmp_is_the_jobs(
     assert seen["again"].split() == ["kept", "host", "data", "edited", "data.txt", "venv"], seen["again"]
     assert seen["mktemp"].strip() == "temporary", seen["mktemp"]
     assert host_files(host) == before and not Path(scratch).exists()  # the host's /tmp is as it was
+    told = all_text_of(fake_api.requests_main()[2])  # the Read tool reads the host's /tmp: where the file is
+    kept = next(Path(claude.home, ".cache/baton/jobs").glob("*/tmp")) / scratch[len("/tmp/"):]
+    assert f"baton's sandbox kept {scratch} at {kept}" in told and kept.read_text() == "kept\n", told[-800:]
 
     assert baton(plugin_copy, project, claude.home, "record", "build", "done", "x").returncode == 0
     fake_api.script = Turns([text("looking"), bash("look", f"echo more >> {scratch} && cat {scratch}")],

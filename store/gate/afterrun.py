@@ -6,6 +6,9 @@ glob (``docs/`` for ``docs/*.md``) accepts new files, and a never-writable name 
 walks those places again, with descriptors opened without following symlinks: a new entry the
 globs do not cover, or a new never-writable one, is removed; a symlink that was replaced is put
 back. It runs in PostToolUse, when a foreground command's sandbox (its pid namespace) is gone.
+Then the run's overlay work folder goes, and, once no run of the job is on record, the empty
+folders the sandbox made as mount points (:func:`tidy`); the model is told where a file the
+command wrote under /tmp is, since the Read tool reads the host's /tmp (:func:`scratch_note`).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def test_a_host_pattern(pattern: Any, normal: Optional[str], why: str) -> None:
     if normal is not None:
         assert host_pattern(pattern) == normal
         return
-    with pytest.raises(ValueError, match="") as caught:
+    with pytest.raises(ValueError) as caught:
         host_pattern(pattern)
     assert why in str(caught.value)
 

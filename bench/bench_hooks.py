@@ -676,7 +676,7 @@ def no_job_scenarios() -> List[Scenario]:
 
 def hook_env(base: Mapping[str, str], project: Project, event: str, session: str,
              root: Path = REPO) -> Dict[str, str]:
-    """The environment Claude Code gives a hook process (claude-code-host.md section 5)."""
+    """The environment Claude Code 2.1.328 gives a hook process: its own, plus the project, plugin and session."""
     env = {**base, "CLAUDE_PROJECT_DIR": str(project.root), "CLAUDE_PLUGIN_ROOT": str(root),
            "CLAUDE_PLUGIN_DATA": str(project.data), "CLAUDE_CODE_SESSION_ID": session,
            "XDG_CONFIG_HOME": str(project.config)}

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(REPO))
 
-from store.gate import probe, rewrite, sandbox  # noqa: E402
+from store.sandbox import bwrap_args, probe, rewrite  # noqa: E402
 from store.state import journal  # noqa: E402
 from store.state.location import Layout  # noqa: E402
 
@@ -87,11 +87,11 @@ def bash_tool(p: Dict[str, Any], command: str) -> List[str]:
 
 def sandboxed(p: Dict[str, Any], command: str, name: str, host_tmp: bool) -> str:
     """The hook's rewrite of ``command``: with ``host_tmp``, behind the launcher that mounts the job's /tmp
-    as an overlay of the host's (store/gate/scratch.py), else with a private /tmp."""
-    policy = sandbox.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
-                            ("src/**",), ("secrets/**",), host_tmp=host_tmp)
+    as an overlay of the host's (store/sandbox/scratch.py), else with a private /tmp."""
+    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"),
+                               str(p["home"]), ("src/**",), ("secrets/**",), host_tmp=host_tmp)
     args_file = str(p["layout"].root / f"bench-{name}-{host_tmp}.args")
-    built = sandbox.build(policy, run=f"bench-{name}")
+    built = bwrap_args.build(policy, run=f"bench-{name}")
     rewrite.write_args(args_file, built.args)
     bwrap = probe.bubblewrap(p["env"]).bwrap
     return rewrite.sandboxed(command, bwrap, args_file, args_file + ".started", built.launch([bwrap]))
@@ -117,12 +117,12 @@ def set_probe(p: Dict[str, Any], ok: bool) -> None:
 
 
 def in_process(p: Dict[str, Any], runs: int) -> List[float]:
-    policy = sandbox.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
+    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
                             ("src/**",), ("secrets/**",))
     found = []
     for _ in range(runs):
         start = time.perf_counter()
-        sandbox.build(policy)
+        bwrap_args.build(policy)
         rewrite.sandboxed("git status --short", "/usr/bin/bwrap", "/p/.baton/run/x.args", "/p/.baton/run/x.started")
         found.append(time.perf_counter() - start)
     return found

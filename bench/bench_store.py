@@ -45,7 +45,7 @@ SEED = Path(__file__).resolve().parent / "seed_store.py"
 sys.dont_write_bytecode = True  # leave no __pycache__ in the work tree
 sys.path.insert(0, str(REPO))
 
-from store.state.ledger import GENESIS, check_link, format_line, parse_line, read_last, seal
+from store.ledger.ledger import GENESIS, check_link, format_line, parse_line, read_last, seal
 
 DEFAULT_SIZES = (1_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 100_000)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ class PayloadError(Exception):
 
 def read_payload(raw: bytes, event: str) -> Dict[str, Any]:
     try:
-        payload = json.loads(raw.decode("utf-8"))
+        payload = jsonc.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise PayloadError(f"stdin is not JSON ({type(exc).__name__})") from None
     if not isinstance(payload, dict):
@@ -146,6 +146,6 @@ def main(event: str) -> int:
     raw = sys.stdin.buffer.read(MAX_STDIN)
     answer = run(event, raw)
     if answer is not None:
-        sys.stdout.write(json.dumps(answer))
+        sys.stdout.write(jsonc.dumps(answer))
         sys.stdout.flush()
     return 0

@@ -115,22 +115,22 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     ok = event == "PostToolUse"
     undone = ""
     if tool in ("Bash", "Write", "Edit", "NotebookEdit") and os.path.isdir(os.path.join(layout.state_dir, "run")):
-        from store.gate.afterrun import after_call
+        from store.sandbox.afterrun import after_call
 
         original, undone = after_call(layout.state_dir, payload)
         if original is not None and tool == "Bash":
             tool_input = {**(tool_input or {}), "command": original}
     if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
         from store.gate.baton_calls import launched
-        from store.gate.rewrite import original_of
+        from store.sandbox.rewrite import original_of
 
         ran = str((tool_input or {})["command"])
         unwrapped = original_of(ran) or launched(ran)  # no run record (gone, or baton's own command): read it
         if unwrapped:
             tool_input = {**(tool_input or {}), "command": unwrapped}
     failure = "" if ok else str(payload.get("error", ""))
-    if tool == "Bash" and ("bwrap:" in failure or "could not mount the job's /tmp" in failure):  # store/gate/scratch
-        from store.gate import probe
+    if tool == "Bash" and ("bwrap:" in failure or "could not mount the job's /tmp" in failure):  # store/sandbox/scratch
+        from store.sandbox import probe
 
         probe.forget(env)  # bubblewrap itself, or the job's /tmp, failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)

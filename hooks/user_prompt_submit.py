@@ -26,15 +26,15 @@ def answer(text: str) -> Dict[str, Any]:
     return {"continue": False, "stopReason": text}
 
 
-def _command(prompt: str, layout: Layout, env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
-    from store.cli import prompt as commands
+def _command(typed: str, layout: Layout, env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+    from store.cli import prompt
 
-    parsed, bare = commands.parse(prompt), False
+    parsed, bare = prompt.parse(typed), False
     if parsed is None:
-        parsed, bare = commands.parse_bare(prompt), True
+        parsed, bare = prompt.parse_bare(typed), True
         if parsed is None or not _bare_is_ours(parsed[0], layout, env):
             return None
-    return answer(commands.run(parsed[0], parsed[1], layout, env, bare=bare))
+    return answer(prompt.run(parsed[0], parsed[1], layout, env, bare=bare))
 
 
 def _bare_is_ours(name: str, layout: Layout, env: Mapping[str, str]) -> bool:

@@ -29,7 +29,7 @@ if str(REPO) not in sys.path:  # the tests chdir away from the repository, so ''
 from pgcluster import Cluster, start_cluster  # noqa: E402
 
 from store.cli import main as cli  # noqa: E402
-from store.state import ledger  # noqa: E402
+from store.ledger import ledger  # noqa: E402
 from store.state.location import Layout  # noqa: E402
 
 EXAMPLES = os.environ.get("BATON_HYPOTHESIS_DIR") or str(REPO / ".hypothesis" / "examples")  # dev/test: outside

@@ -13,7 +13,7 @@ from typing import Dict
 
 import pytest
 
-from store.gate import probe
+from store.sandbox import probe
 
 MODES = ("sandboxed", "fallback")
 

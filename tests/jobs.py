@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
-from store.state import ledger
+from store.ledger import ledger
 
 START = 1795500000.0  # 2026-11-24T...Z: in the past, so the job is over
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
-from store.state.ledger import GENESIS, format_line, seal
+from store.ledger.ledger import GENESIS, format_line, seal
 
 Entry = Tuple[str, str, str]  # step, status, note
 

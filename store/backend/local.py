@@ -13,8 +13,7 @@ import os
 import time
 from pathlib import Path
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +36,7 @@ class Local:
 
     def read_cache(self) -> Dict[str, Any]:
         try:
-            data = json.loads(self.cache_path.read_bytes().decode("utf-8"))
+            data = jsonc.loads(self.cache_path.read_bytes().decode("utf-8"))
         except (OSError, ValueError):
             return {}
         return data if isinstance(data, dict) else {}
@@ -46,7 +45,7 @@ class Local:
         """Replace the cache; a clone that cannot write it still works, only slower."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            durable.atomic_write(self.cache_path, json.dumps(data, separators=(",", ":")).encode("utf-8"), sync=False)
+            durable.atomic_write(self.cache_path, jsonc.dumps(data, separators=(",", ":")).encode("utf-8"), sync=False)
         except OSError:
             pass
 
@@ -68,7 +67,7 @@ class Local:
         entries = []
         for raw in data.split(b"\n")[:-1]:
             try:
-                entry = json.loads(raw.decode("utf-8"))
+                entry = jsonc.loads(raw.decode("utf-8"))
             except ValueError:
                 continue
             if isinstance(entry, dict) and isinstance(entry.get("id"), str):
@@ -84,7 +83,7 @@ class Local:
     def enqueue(self, entry: Dict[str, Any]) -> None:
         """Keep one record to write later; raises when it cannot be kept (the caller must know)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        line = json.dumps(entry, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+        line = jsonc.dumps(entry, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
         with durable.locked(self.root / QUEUE_LOCK):
             durable.append_line(self.queue_path, line, sync=os.environ.get("BATON_FSYNC", "1") != "0")
 
@@ -102,7 +101,7 @@ class Local:
             except FileNotFoundError:
                 pass
             return
-        data = b"".join(json.dumps(e, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n" for e in rest)
+        data = b"".join(jsonc.dumps(e, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n" for e in rest)
         durable.atomic_write(self.queue_path, data)
 
 

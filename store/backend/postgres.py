@@ -12,7 +12,7 @@ clone's queue is never applied twice). Lock order, always: a step's claim row, t
 from __future__ import annotations
 
 from store.backend import driver
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.errors import CHECK, BatonError
 from store.base.values import Frozen
 
@@ -254,7 +254,7 @@ class SharedJob:
     def _store(self, conn: Any, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
         head, before = self._locked_head(conn, write_id)
         if before is not None:  # written already (its commit's answer was lost): that record, not a second
-            fields = json.loads(before[0])
+            fields = jsonc.loads(before[0])
             return Built(str(before[0]), int(before[1]), str(before[2]), str(fields.get("step", "")),
                          str(fields.get("status", "")), str(fields.get("worker") or ""), "")
         built = make(head)

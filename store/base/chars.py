@@ -2,7 +2,7 @@
 
 Importing ``re`` costs a hook process about as much as starting the interpreter, so the Bash
 gate's shell reader scans with these instead. Each function names the regular expression it
-stands for; ``tests/base/test_chars.py`` checks each one against that expression.
+stands for; ``tests/shell/test_no_regex.py`` checks each one against that expression.
 """
 
 from __future__ import annotations

@@ -9,15 +9,15 @@ from __future__ import annotations
 import os
 
 from store.base.errors import CHECK, BatonError
-from store.checkpoint import revision as git
+from store.checkpoint import revision
 from store.checkpoint.digests import Hasher, TooMany, expand, inputs_digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+    from store.plan.plan import Step
     from store.state.location import Layout
-    from store.state.plan import Step
     from store.state.snapshot import Snapshot
 
 MAX_ARTIFACTS = 10_000
@@ -69,7 +69,7 @@ def fields(layout: Layout, step: Step, snap: Snapshot, status: str, made: Option
     out: Dict[str, Any] = {"phase": step.phase} if step.phase else {}
     if status not in ("running", "done"):
         return out
-    rev = git.revision(layout.project)
+    rev = revision.revision(layout.project)
     if status == "done" and step.inputs:
         try:
             digest, count, stamps = inputs_digest(layout.project, step.inputs, hasher)
@@ -81,9 +81,9 @@ def fields(layout: Layout, step: Step, snap: Snapshot, status: str, made: Option
         out["revision"] = rev
     if made:
         out["artifacts"] = made
-    base = git.base_commit(snap, step.id) if status == "done" and rev.get("commit") else None
+    base = revision.base_commit(snap, step.id) if status == "done" and rev.get("commit") else None
     if base:
-        out["change"] = {"base": base, "patch_id": git.patch_id(layout.project, base)}
+        out["change"] = {"base": base, "patch_id": revision.patch_id(layout.project, base)}
     return out
 
 

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 from store.base.paths import glob_match
 
 TYPE_CHECKING = False
@@ -96,7 +95,7 @@ class Hasher:
     def cache(self) -> Dict[str, List[object]]:
         if self._cache is None:
             try:
-                data = json.loads(self.path.read_bytes().decode("utf-8"))
+                data = jsonc.loads(self.path.read_bytes().decode("utf-8"))
             except (OSError, ValueError):
                 data = {}
             self._cache = data if isinstance(data, dict) else {}
@@ -116,7 +115,7 @@ class Hasher:
         if not self.changed or not self.path.parent.is_dir():
             return
         try:
-            durable.atomic_write(self.path, json.dumps(self.cache, separators=(",", ":")).encode("utf-8"), sync=False)
+            durable.atomic_write(self.path, jsonc.dumps(self.cache, separators=(",", ":")).encode("utf-8"), sync=False)
         except OSError:
             pass  # only a cache: the next check hashes again
 

@@ -13,14 +13,14 @@ import time
 from store.base.text import one_line
 from store.base.values import Frozen
 from store.checkpoint.digests import Hasher, OutOfTime, TooMany, inputs_digest
-from store.state.ledger import read_at
+from store.ledger.ledger import read_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
+    from store.plan.plan import Plan, Step
     from store.state.location import Layout
-    from store.state.plan import Plan, Step
     from store.state.snapshot import Snapshot
 
 BUDGET_SECONDS = 3.0  # of SessionStart's 10 s: the brief must still be injected when a tree is huge

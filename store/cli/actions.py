@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
+from store.plan.plan import Plan, Step, load_plan, parse_text
+from store.plan.scope import scope_of
 from store.state import approvals, archive, claims, journal, workers
 from store.state.brief import ALL_DONE, progress
 from store.state.location import Layout
-from store.state.plan import Plan, Step, load_plan, parse_text
-from store.state.scope import scope_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -60,7 +59,7 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
 
 
 def seed_plan_text(steps: Any) -> str:
-    return json.dumps({"steps": list(steps)}, indent=2) + "\n"
+    return jsonc.dumps({"steps": list(steps)}, indent=2) + "\n"
 
 
 def record_step(layout: Layout, env: Mapping[str, str], step_id: str, status: str, note: str,
@@ -185,7 +184,7 @@ def _refuse_unsettled(step: Step, snap: Snapshot, status: str) -> None:
     """A step is not done while one of its side effects has no result (running, or unknown)."""
     open_keys = [k for k, v in snap.once_open.items() if v.get("step") == step.id]
     if status == "done" and open_keys:
-        from store.state.effects import settle_hint
+        from store.state.once_keys import settle_hint
 
         raise BatonError(f"step {step.id} ran a side effect whose outcome is not known yet ({open_keys[0]}"
                          + (f" and {len(open_keys) - 1} more" if len(open_keys) > 1 else "") + "): wait for it, or "

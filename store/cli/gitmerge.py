@@ -14,9 +14,9 @@ import sys
 from pathlib import Path
 
 from store.base.errors import BatonError
+from store.ledger.merge import DRIVER, Merged, merge
 from store.state import journal
 from store.state.location import Layout
-from store.state.merge import DRIVER, Merged, merge
 
 ATTRIBUTE = f"steps.jsonl merge={DRIVER}"
 BATON = Path(__file__).resolve().parents[2] / "bin" / "baton"

@@ -1,5 +1,6 @@
 """The ``baton`` command line: init, record, brief, status, report, export, verify, log, repair, merge,
-once, run, session, commands, claim, release, store.
+once, run, session, commands, claim, release, store (verify to merge in ``ledger_commands``, claim
+and release in ``parallel``; the parser and the one error handler here).
 
 Usable by a person, by the model through Bash and by any other agent. Exit codes: 0 ok, 1 a check
 failed (verify, validate, a refused record), 2 bad usage, bad input or an environment error (named
@@ -14,17 +15,17 @@ import sys
 from pathlib import Path
 
 from store import __version__
-from store.base.errors import CHECK, USAGE, BatonError, describe
-from store.cli import actions, command_files
-from store.cli import views as report
-from store.state import journal, location, workers
+from store.base.errors import USAGE, BatonError, describe
+from store.cli import actions, command_files, views
+from store.cli.ledger_commands import cmd_log, cmd_merge, cmd_repair, cmd_verify
+from store.cli.parallel import cmd_claim, cmd_release
+from store.state import journal, location
 from store.state.job import Job
-from store.state.ledger import last_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+    from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 
 def _parser_class() -> Any:
@@ -62,7 +63,7 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
 
     registered = gitmerge.register(layout)
     if args.json:
-        print(report.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
+        print(views.to_json({"plan": str(layout.plan), "project": str(layout.project), "steps": len(plan.steps),
                               "archived": old.as_json() if old else None, "other_job": str(other) if other else None,
                               "command_files": dict(files), "merge_driver": registered or None}))
         return 0
@@ -101,7 +102,7 @@ def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
     extra, note = artifact_options(args.note)
     done = actions.record(layout, os.environ, args.step, args.status, " ".join(note), extra=extra)
     if args.json:
-        print(report.to_json(done.as_json()))
+        print(views.to_json(done.as_json()))
         return done.code
     first, *rest = done.message.split("\n")
     print(first)
@@ -119,9 +120,9 @@ def cmd_brief(args: argparse.Namespace, layout: location.Layout) -> int:
     journal.warn_torn(job.torn)
     session = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
     if args.json:
-        print(report.to_json(report.brief_data(job, session)))
+        print(views.to_json(views.brief_data(job, session)))
         return 0
-    gates = report.gates_news(job, os.environ)
+    gates = views.gates_news(job, os.environ)
     print(job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)]))
     return 0
 
@@ -131,7 +132,7 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
     last, _ = journal.last_records(layout, 5)
-    data = report.status_data(job, last)
+    data = views.status_data(job, last)
     if args.json:
         import json
 
@@ -139,102 +140,20 @@ def cmd_status(args: argparse.Namespace, layout: location.Layout) -> int:
     else:
         from store.cli.dashboard import use_colour
 
-        print(report.status_text(data, use_colour(sys.stdout, os.environ), args.all))
-    return 0
-
-
-def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
-    verdict = journal.verify(layout)
-    where = layout.ledger if journal.shared() is None else "the job's records in the database"
-    if args.json:
-        print(report.to_json({"ok": not verdict.problem, "ledger": str(where), "records": verdict.records,
-                              "last_hash": verdict.last_hash, "torn_bytes": verdict.torn,
-                              "problem": verdict.problem or None}))
-        return CHECK if verdict.problem else 0
-    if verdict.problem:
-        print(f"baton: verify failed: {where}: {verdict.problem}", file=sys.stderr)
-        return CHECK
-    print(f"ok: {verdict.records} records, chain intact (last hash {verdict.last_hash[:12]})")
-    if verdict.torn:
-        print(f"torn tail: {verdict.torn} bytes after record {verdict.records} (line {verdict.records + 1}) "
-              "from a writer killed mid-append; not corruption, the next record repairs it")
-    if not args.artifacts:
-        return 0
-    if journal.shared() is not None:
-        raise BatonError("--artifacts: a checkpoint's record is found by its offset in .baton/steps.jsonl, which a "
-                         "job kept in a database does not have; `baton store pull` copies the job there, then "
-                         "`BATON_STORE=file baton verify --artifacts` checks it")
-    from store.checkpoint import freshness
-
-    job = Job(layout, os.environ)
-    findings = freshness.check(layout, job.plan, job.snap, deadline=None).findings
-    for line in freshness.report_lines(findings):
-        print(line)
-    return CHECK if any(f.kind in ("changed", "stale") for f in findings) else 0
-
-
-def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
-    if args.n < 0:
-        raise BatonError("-n must be 0 or more")
-    if journal.shared() is not None:  # the records are in the job's database
-        records, _ = journal.last_records(layout, args.n)
-        for record in records:
-            print(report.to_json(record) if args.json else report.log_line(record))
-        return 0
-    start, end, torn = last_lines(layout.ledger, args.n)
-    journal.warn_torn(len(torn))
-    report.write_log(layout.ledger, start, end, args.json, sys.stdout)
-    return 0
-
-
-def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.state import repair
-
-    if journal.shared() is not None:
-        raise BatonError("the job's records are kept in its database, where each append is one transaction: there "
-                         "is no torn or damaged line to move aside (`baton verify` checks the chain)")
-    if not layout.ledger.exists():
-        raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
-    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
-    done = repair.repair(layout, steps)
-    for warning in done.warnings:
-        print(f"baton: warning: {warning}", file=sys.stderr)
-    if done.lines:
-        print(f"moved {done.lines} bad line(s) ({done.size} bytes, from byte {done.offset}) to {done.kept_in}; "
-              f"recorded as #{done.record['seq'] if done.record else '?'}; run `baton verify`")
-    elif done.torn:
-        print(f"removed a torn last line ({done.torn} bytes, kept in {layout.torn} when it could be written)")
-    else:
-        print("nothing to repair: the ledger ends on a valid record")
-    return 0
-
-
-def cmd_merge(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.cli import gitmerge
-
-    if args.register:
-        if args.files:
-            raise BatonError("give either --register or BASE OURS THEIRS")
-        print(gitmerge.register(layout, required=True))
-        return 0
-    if len(args.files) != 3:
-        raise BatonError("usage: baton merge BASE OURS THEIRS (as git's merge driver) or baton merge --register")
-    merged = gitmerge.merge_files(Path(args.files[1]), Path(args.files[2]))
-    print(f"baton: merged ledgers: {merged.added} record(s) of theirs appended after ours' {merged.ours}, "
-          f"{merged.skipped} already present", file=sys.stderr)
+        print(views.status_text(data, use_colour(sys.stdout, os.environ), args.all))
     return 0
 
 
 def cmd_report(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.cli.report import cmd_report as run
+    from store.cli import report
 
-    return run(args, layout)
+    return report.cmd_report(args, layout)
 
 
 def cmd_export(args: argparse.Namespace, layout: location.Layout) -> int:
-    from store.cli.report import cmd_export as run
+    from store.cli import report
 
-    return run(args, layout)
+    return report.cmd_export(args, layout)
 
 
 def cmd_once(args: argparse.Namespace, layout: location.Layout) -> int:
@@ -248,7 +167,7 @@ def cmd_commands(args: argparse.Namespace, layout: location.Layout) -> int:
     folder = command_files.folder_for(scope, layout.project, _home())
     done = command_files.install(folder) if args.action == "install" else command_files.remove(folder)
     if args.json:
-        print(report.to_json({"folder": str(folder), "files": dict(done)}))
+        print(views.to_json({"folder": str(folder), "files": dict(done)}))
     else:
         for path, what in done:
             print(f"{path}: {what}")
@@ -274,59 +193,6 @@ def _need_plan(layout: location.Layout) -> None:
     near = f"; {other} is another job's, outside this project" if other else ""
     raise BatonError(f"{layout.plan}: no plan here{near}; create one with `baton init STEP...` "
                      "or `baton init --plan FILE`")
-
-
-def _worker_env(args: argparse.Namespace) -> Dict[str, str]:
-    env = dict(os.environ)
-    if args.worker:
-        env["BATON_WORKER"] = args.worker
-    return env
-
-
-def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
-    """Give this worker a ready step (or say why there is none); ``--wait`` polls until one is ready."""
-    import time
-
-    from store.cli.actions import next_text
-
-    env = _worker_env(args)
-    deadline = time.monotonic() + max(0.0, args.wait)
-    while True:
-        job = Job(layout, env)
-        if not job.plan.parallel:
-            print(f"this plan has no `needs`: its steps run in order, and NEXT is {next_text(job)} for everyone")
-            return 0 if job.next is not None else CHECK
-        got = (workers.Claimed(job.next.id, False) if job.next
-               else workers.claim(layout, job.plan, job.worker, job.waits))
-        if got.step is not None or job.complete() or time.monotonic() >= deadline:
-            break
-        time.sleep(min(2.0, max(0.2, deadline - time.monotonic())))
-    if got.step is not None:
-        job = Job(layout, env)
-    text = next_text(job)
-    data = {"worker": job.worker, "step": got.step, "new": got.new, "complete": job.complete(), "next": text}
-    if args.json:
-        print(report.to_json(data))
-    elif got.step is not None:
-        verb = "claimed" if got.new else "already holds"
-        title = f" - {job.next.title}" if job.next is not None and job.next.title else ""
-        print(f"worker {job.worker} {verb} {got.step}{title}")
-    else:
-        print(f"nothing claimed for worker {job.worker}: {text}")
-    return 0 if got.step is not None else CHECK
-
-
-def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
-    job = Job(layout, _worker_env(args))
-    record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
-    if args.json:
-        print(report.to_json({"worker": job.worker, "released": record["step"] if record else None,
-                              "queued": bool(record and record.get("queued"))}))
-    elif record is None:
-        print(f"worker {job.worker} holds no step; nothing released")
-    else:
-        print(f"worker {job.worker} gave back {record['step']}: another worker may claim it now")
-    return CHECK if record is None else 0
 
 
 def cmd_store(args: argparse.Namespace, layout: location.Layout) -> int:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import time
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.text import one_line
 
 TYPE_CHECKING = False
@@ -112,7 +112,7 @@ class Reporter:
         if self.as_json:
             if kind != "status":
                 stamped = {"ts": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **event}
-                self._write(json.dumps(stamped, separators=(",", ":"), default=str) + "\n")
+                self._write(jsonc.dumps(stamped, separators=(",", ":"), default=str) + "\n")
             return
         if kind == "status":
             if self.live:

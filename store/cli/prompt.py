@@ -80,27 +80,27 @@ def _as_json(args: str, name: str) -> bool:
 
 def _brief(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.checkpoint import brief_news
-    from store.cli import views as report
+    from store.cli import views
     from store.monitor.limits import job_news
     from store.state.job import Job
 
     job = Job(layout, env)
     session = env.get("CLAUDE_CODE_SESSION_ID", "")
     if _as_json(args, "brief"):
-        return report.to_json(report.brief_data(job, session))
-    gates = report.gates_news(job, env)
+        return views.to_json(views.brief_data(job, session))
+    gates = views.gates_news(job, env)
     return "baton brief:\n" + job.brief(session, [*job_news(job), *([gates] if gates else []), *brief_news(job)])
 
 
 def _status(layout: Layout, env: Mapping[str, str], args: str) -> str:
-    from store.cli import views as report
+    from store.cli import views
     from store.state import journal
     from store.state.job import Job
 
     as_json = _as_json(args, "status")
     last, _ = journal.last_records(layout, 5)
-    data = report.status_data(Job(layout, env), last, env)
-    return report.to_json(data) if as_json else "baton status:\n" + report.status_text(data)
+    data = views.status_data(Job(layout, env), last, env)
+    return views.to_json(data) if as_json else "baton status:\n" + views.status_text(data)
 
 
 def _record(layout: Layout, env: Mapping[str, str], args: str, command: str = "/baton:record") -> str:
@@ -133,8 +133,8 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
 
     from store.base.text import one_line
     from store.cli import actions
+    from store.plan.plan import load_plan
     from store.state.job import Job
-    from store.state.plan import load_plan
 
     if args:
         try:

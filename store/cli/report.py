@@ -8,8 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.cli import dashboard, views
@@ -84,7 +83,7 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
         batch = exporting.gather(layout, os.environ, state, time.time())
         metric_bodies, log_bodies = batch.bodies(config)
         for body in metric_bodies + log_bodies:
-            print(json.dumps(body, separators=(",", ":")))
+            print(jsonc.dumps(body, separators=(",", ":")))
         return 0
     outcome = exporting.run(layout, os.environ, rounds=1)
     if args.json:

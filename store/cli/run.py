@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from store.base.errors import BatonError
-from store.run.launch import PROMPT
+from store.run.command_line import PROMPT
 from store.run.stream import ENDINGS
 from store.state.location import Layout
 
@@ -81,10 +81,10 @@ def cmd_run(args: argparse.Namespace, layout: Layout) -> int:
     import shlex
 
     from store.cli.progress import Reporter
-    from store.run import launch
+    from store.run import command_line
     from store.run.supervisor import Config, Supervisor
 
-    user_args, caps = launch.split_user_args(claude_args(args.claude_args))
+    user_args, caps = command_line.split_user_args(claude_args(args.claude_args))
     again = "baton " + shlex.join(getattr(args, "argv", None) or ["run"])
     config = Config(args.claude, os.path.abspath(args.plugin_dir) if args.plugin_dir else "", args.prompt,
                     user_args, caps, args.first_wait, args.max_wait, args.max_retries, args.max_idle_sessions,

@@ -12,8 +12,9 @@ from store.backend import choice
 from store.backend.postgres import PAGE, Head, SharedJob
 from store.base import durable
 from store.base.errors import CHECK, BatonError
-from store.state import chain, mirror, remote
-from store.state.ledger import iter_lines, parse_line, read_tail
+from store.ledger import chain
+from store.ledger.ledger import iter_lines, parse_line, read_tail
+from store.state import mirror, remote
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False

@@ -12,7 +12,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Tuple, Union
 
-    from store.gate.sandbox import Policy
+    from store.sandbox.bwrap_args import Policy
 
 DEFAULT_SECONDS = 600
 TAIL = 200
@@ -32,7 +32,7 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
     argv: Union[str, List[str]] = command
     built = None
     if sandbox is not None:
-        from store.gate.sandbox import build
+        from store.sandbox.bwrap_args import build
 
         built = build(sandbox[1])
         argv = [*built.launch([sandbox[0]]), *built.args, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
@@ -46,14 +46,14 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
         return Outcome(False, f"validate could not start: {exc}")
     finally:
         if built is not None and sandbox is not None:
-            from store.gate.afterrun import check
+            from store.sandbox.afterrun import check
 
             check(built.after_check(sandbox[1]))
             if built.work:
-                from store.gate.scratch import release
+                from store.sandbox.scratch import release
 
                 release(built.work)
-            from store.gate.afterrun import tidy
+            from store.sandbox.afterrun import tidy
 
             tidy(sandbox[1].state_dir)
     seconds = round(time.monotonic() - started, 3)

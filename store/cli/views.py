@@ -17,7 +17,7 @@ LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
     """Whether Bash is enforced by baton's sandbox here, and why not when it is not; what /tmp is in it
     (``host``: the host's, the job's changes kept apart; ``private``: the job's own, and ``tmp_why``)."""
-    from store.gate.mode import current_mode
+    from store.sandbox.mode import current_mode
 
     mode = current_mode(job.plan, job.layout.project_dir, env)
     tmp = {} if not mode.kernel else {"tmp": "host"} if mode.overlay else {"tmp": "private", "tmp_why": mode.tmp}
@@ -133,8 +133,8 @@ def write_log(ledger: Path, start: int, end: int, as_json: bool, out: TextIO) ->
     sealed them are decoded at once, or, for ``--json``, written as they are (they are that JSON)."""
     import json
 
-    from store.state.ledger import LedgerError, parse_line
-    from store.state.sealing import all_sealed
+    from store.ledger.ledger import LedgerError, parse_line
+    from store.ledger.sealing import all_sealed
 
     for lines in _line_chunks(ledger, start, end):
         if all_sealed(lines):

@@ -17,20 +17,19 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate import runners
 from store.gate.call import Call, Rules, hard_link, matches_any, mentions_protected, protected, refuse
+from store.gate.rules import checks_for
 from store.shell import analyse
 from store.state import approvals
-from store.state.hosts import host_policy
-from store.state.rules import of_kind
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, List, Optional, Sequence, Tuple
 
-    from store.shell.report import Scan
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
+    from store.shell import Scan
 
 BATON_READ = ("brief", "status", "log", "verify", "plan", "--help", "--version")
 BATON_WRITE = ("record", "once", "claim", "release")
@@ -71,7 +70,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
-    folded = scope.fold(command)
+    folded = paths.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
                              "write.")
@@ -111,7 +110,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optio
 
 
 def _once_inner(command: str, result: Scan) -> str:
-    from store.gate import effects
+    from store.gate.rules import effects
 
     return effects.lone_once_inner(command, result)
 
@@ -134,62 +133,31 @@ def _hidden_effects(call: Call, result: Scan) -> List[str]:
     for target in result.writes:
         real = os.path.realpath(target)
         for link, link_real in links:
-            if real != link_real and scope.under(real, link_real):
+            if real != link_real and paths.under(real, link_real):
                 out.append(f"it writes {call.shown(target)} through {call.shown(link)}, which it makes a link or moves")
                 break
     for entry in (call.env.get("PATH") or "/usr/bin").split(os.pathsep):  # unset: bash's default, system folders
-        if not os.path.isabs(entry) or scope.under(scope.real(entry), call.project):
+        if not os.path.isabs(entry) or paths.under(paths.real(entry), call.project):
             out.append(f"PATH holds {entry or '.'}, a folder in the project, so a program name may run a file there")
             break
     return out
 
 
 def job_rules(call: Call, plan: Optional[Plan], command: str, result: Scan, step: str = "?") -> Optional[str]:
-    """The plan's rules: deny_bash, effects (only through ``baton once``; ``step`` names the key it
-    suggests), protect_branches, deny_content, allow_hosts (and the count of operations that leave
-    the machine, kept on ``call.external`` for ``limits.external_ops``)."""
+    """The plan's rules, each kind by its module in ``store.gate.rules`` (deny_bash, effects: only through
+    ``baton once``, ``step`` naming the key it suggests; protect_branches, deny_content, allow_hosts and the
+    count of operations that leave the machine, kept on ``call.external`` for ``limits.external_ops``)."""
     if plan is None:
         return None
-    for rule in of_kind(plan.rules, "deny_bash"):
-        from store.gate import patterns  # a plan with deny_bash rules
-
-        how = patterns.hit(rule.value, command, result)
-        if how:
-            detail = f": {rule.reason}" if rule.reason else ""
-            return refuse("rule", f"baton denied this command: the job's rule `{rule.value}` forbids it{detail} "
-                                  f"({how}).")
-    if plan.effects:
-        from store.gate import effects  # a plan with side effects kept to `baton once`
-
-        effect = effects.unwrapped(result, plan.effects)
-        if effect:
-            return effects.reason(effect[0], effect[1], step)
-    branch_rules = of_kind(plan.rules, "protect_branches")
-    if branch_rules:
-        from store.gate import branches
-
-        verdict = branches.check(branch_rules, result, call.env)
+    for check in checks_for(plan, "bash"):
+        verdict = check(call, plan, command, result, step)
         if verdict:
             return verdict
-    content_rules = of_kind(plan.rules, "deny_content")
-    if content_rules:
-        from store.gate import content
-
-        verdict = content.check_bash(call, content_rules, result)
-        if verdict:
-            return verdict
-    hosts = host_policy(plan.rules)
-    if hosts is not None or plan.limits.get("external_ops"):
-        from store.gate import egress
-
-        sent = egress.bash(result, hosts, call.project, call.home, call.env)
-        call.external = sent.count
-        return sent.refusal
     return None
 
 
 def _outside_writes(call: Call, rules: Rules, writes: Sequence[str], opaque: Sequence[str]) -> Optional[str]:
-    outside = [t for t in writes if not scope.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
+    outside = [t for t in writes if not paths.allowed(os.path.realpath(t), call.project, call.home, rules.writes or ())]
     if not outside and not opaque:
         return None
     inside = "Write/Edit inside those paths, " if rules.writes else ""

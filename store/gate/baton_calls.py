@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate.rewrite import quote
+from store.sandbox.rewrite import quote
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -27,9 +27,9 @@ LAUNCHER = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.
 
 def invocation(command: str) -> Optional[List[str]]:
     """The arguments after ``baton`` when ``command`` is exactly one plain ``baton`` invocation."""
-    from store.gate.simple_commands import parse
+    from store.shell import simple_commands
 
-    parsed = parse(command)
+    parsed = simple_commands(command)
     if parsed.opaque or parsed.redirects or len(parsed.commands) != 1:
         return None
     simple = parsed.commands[0]

@@ -11,14 +11,15 @@ from __future__ import annotations
 import os
 import stat
 
-from store.base import paths as scope
+from store.base import paths
+from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
 from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
-    from store.state.plan import Plan, Step
+    from store.plan.plan import Plan, Step
 
 WRITE_TOOLS = {"Write": "file_path", "Edit": "file_path", "NotebookEdit": "notebook_path"}
 TEST_COMMANDS = ("pytest*", "python -m pytest*", "python3 -m pytest*", "npm test*", "npm run test*",
@@ -34,12 +35,6 @@ PHASE_DEFAULTS: Dict[str, Dict[str, Tuple[str, ...]]] = {
     "published": {},
 }
 CHAINS = ";&|<>`\n\r"  # with "$(": what joins, pipes or redirects commands (no regex compiled at import)
-# While a job is active no tool writes these: Claude Code, MCP, editors, direnv, git or a shell run
-# what they hold later, outside baton's sandbox. Relative to the project, then to the home folder.
-PROJECT_CODE = (".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
-                ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
-HOME_CODE = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".gitconfig",
-             ".config/git", ".claude", ".claude.json", ".ssh", ".local/bin", ".config/baton")
 
 
 def refuse(code: str, reason: str) -> str:
@@ -86,19 +81,19 @@ class Call:
     def shown(self, target: str) -> str:
         """A path as the model should read it: resolved, project-relative when inside."""
         real = os.path.realpath(target)
-        rel = scope.relative(real, self.project)
+        rel = paths.relative(real, self.project)
         return rel if rel else real
 
 
 def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
     """(code, why) when a write to this path is never allowed, whatever the step."""
     for path in (real, raw_abs):
-        if any(scope.under(path, d) for d in call.state_dirs):
+        if any(paths.under(path, d) for d in call.state_dirs):
             return "own-files", ("it is inside .baton/, baton's own state; the ledger changes only through "
                                  "`baton record`")
-        if any(scope.under(path, d) for d in call.key_dirs):
+        if any(paths.under(path, d) for d in call.key_dirs):
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
-    if plan and plan.protect and scope.allowed(real, call.project, call.home, plan.protect):
+    if plan and plan.protect and paths.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
     if plan and runs_code(call, real):
         return "runs-code", ("Claude Code, git or your shell would run what it holds later, outside baton's sandbox, "
@@ -107,10 +102,10 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
 
 
 def runs_code(call: Call, real: str) -> bool:
-    """``real`` is one of the files that make other programs run code later (:data:`PROJECT_CODE`)."""
+    """``real`` is one of the files that make other programs run code later (``code_paths``)."""
     home = os.path.realpath(call.home)
-    return any(scope.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
-        any(scope.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+    return any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+        any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
 
 
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:
@@ -154,7 +149,7 @@ def _mentions_tables(text: str) -> bool:
 
 
 def mentions_protected(command: str) -> Optional[str]:
-    folded = scope.fold(command)
+    folded = paths.fold(command)
     if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
         return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
     if "baton_" in folded and _mentions_tables(folded):

@@ -17,21 +17,22 @@ from __future__ import annotations
 import os
 import sys
 
-from store.gate import baton_calls, claude_settings, permissions, rewrite, runs, sandbox
+from store.gate import baton_calls, permissions
 from store.gate.bash import decide_bash
 from store.gate.call import Call, Rules, refuse
-from store.gate.mode import Mode, mode_for
+from store.plan.hosts import host_policy
+from store.plan.rules import read_only_globs
+from store.sandbox import bwrap_args, claude_settings, rewrite, runs
+from store.sandbox.mode import Mode, mode_for
 from store.state import approvals
-from store.state.hosts import host_policy
-from store.state.rules import read_only_globs
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
+    from store.plan.plan import Plan, Step
+    from store.plan.sandbox_settings import SandboxSettings
     from store.state.job import Job
-    from store.state.plan import Plan, Step
-    from store.state.sandbox_settings import SandboxSettings
 
 TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
                ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
@@ -64,7 +65,7 @@ def never_writable(plan: Plan) -> Tuple[str, ...]:
     return tuple(dict.fromkeys((*plan.protect, *read_only_globs(plan.rules))))
 
 
-def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> sandbox.Network:
+def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> bwrap_args.Network:
     """``host``, ``none``, or the allowlist: groups of host patterns, a host allowed when every group
     has a pattern for it (the step's ``sandbox.network.allow_hosts``, then each ``allow_hosts`` rule)."""
     if read_only:
@@ -77,12 +78,12 @@ def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> sandb
     return tuple([*groups, *(tuple(rule.value) for rule in hosts.rules)])
 
 
-def policy_for(call: Call, job: Job, rules: Rules, read_only: bool, host_tmp: bool = False) -> sandbox.Policy:
+def policy_for(call: Call, job: Job, rules: Rules, read_only: bool, host_tmp: bool = False) -> bwrap_args.Policy:
     step = job.next
     settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
     writes = step_writes(job.plan, step, rules, read_only)
     git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
-    return sandbox.Policy(call.project, job.layout.state_dir, approvals.key_dir(call.env), call.home, writes,
+    return bwrap_args.Policy(call.project, job.layout.state_dir, approvals.key_dir(call.env), call.home, writes,
                           never_writable(job.plan), git, network_for(job.plan, settings, read_only), settings.caches,
                           disable_userns=settings.disable_userns, host_tmp=host_tmp)
 
@@ -105,17 +106,30 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
 
 
 def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], mode: Mode) -> Tuple[
-        sandbox.Policy, str, Dict[str, str], sandbox.Built]:
+        bwrap_args.Policy, str, Dict[str, str], bwrap_args.Built]:
     """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
     policy = policy_for(call, job, Rules(job.next), read_only, mode.overlay)
     state_dir = job.layout.state_dir
     rid = runs.run_id(payload.get("tool_use_id"))
     files = runs.paths(state_dir, rid)
-    built = sandbox.build(policy, files["lock"], rid)
-    record = {"command": str(call.input.get("command")), "cwd": call.cwd, "step": job.next.id if job.next else "",
+    built = bwrap_args.build(policy, files["lock"], rid)
+    record = {"command": str(call.input.get("command")), "tmp_writes": _tmp_writes(call),
+              "step": job.next.id if job.next else "",
               "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
     runs.start(state_dir, rid, record)
     return policy, rid, files, built
+
+
+def _tmp_writes(call: Call) -> List[str]:
+    """The files the command names to write under /tmp or /var/tmp: after it, the model is told where the
+    Read tool finds them (:func:`store.sandbox.afterrun.scratch_note`)."""
+    command = str(call.input.get("command"))
+    if "tmp" not in command:
+        return []
+    from store.shell import analyse  # read already by the gate; again only for a command that names tmp
+
+    found = (os.path.normpath(os.path.join(call.cwd, t)) for t in analyse(command, call.cwd, call.home).writes)
+    return [p for p in found if p.startswith(("/tmp/", "/var/tmp/"))]
 
 
 def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
@@ -129,7 +143,7 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
         rules.writes = step_writes(job.plan, job.next, rules, False)
     scratch: Optional[Callable[[str], bool]] = None
     if mode.kernel:  # what its sandbox will let the command write beyond the step's globs counts as the step's
-        scratch = sandbox.Scratch(policy_for(call, job, Rules(job.next), read_only is not None, mode.overlay))
+        scratch = bwrap_args.Scratch(policy_for(call, job, Rules(job.next), read_only is not None, mode.overlay))
     refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel, scratch=scratch)
     if refused:
         return _answer("deny", refused)
@@ -164,7 +178,7 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
-    where = sandbox.summary(policy)
+    where = bwrap_args.summary(policy)
     why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
     reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
               if decision == "allow" else
@@ -174,20 +188,20 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
     return _answer(decision, reason, line, call.input)
 
 
-def _proxy(policy: sandbox.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
+def _proxy(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
     """The command line of the allowlisting proxy for a network allowlist (``()`` otherwise)."""
     if not isinstance(policy.network, tuple):
         return ()
     import zlib
 
     name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
-    here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "netproxy.py")
+    here = os.path.join(os.path.dirname(os.path.abspath(rewrite.__file__)), "netproxy.py")  # beside it
     outside = os.path.join(policy.tmp_outside, name)  # made after the overlay is mounted: the launcher starts first
     return (sys.executable or "/usr/bin/python3", "-I", "-S", here, outside, f"/tmp/{name}", bwrap,
             *(",".join(group) for group in policy.network), "--")
 
 
-def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, sandbox.Policy]]:
+def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, bwrap_args.Policy]]:
     """(bwrap, policy) to run ``step``'s ``validate`` command in, or ``None`` where no sandbox runs.
 
     The command runs tests the model wrote, so it gets the step's writes and the test caches, and git
@@ -200,6 +214,6 @@ def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[T
     writes = None if rules.writes is None else (*rules.writes, *job.plan.sandbox.extra_writes, *TEST_CACHES)
     settings = job.plan.sandbox.for_step(step.sandbox)
     home = env.get("HOME") or os.path.expanduser("~")
-    return mode.bwrap, sandbox.Policy(project, job.layout.state_dir, approvals.key_dir(env), home, writes,
+    return mode.bwrap, bwrap_args.Policy(project, job.layout.state_dir, approvals.key_dir(env), home, writes,
                                       never_writable(job.plan), "ro", network_for(job.plan, settings, False),
                                       settings.caches, disable_userns=settings.disable_userns, host_tmp=mode.overlay)

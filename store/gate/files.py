@@ -14,24 +14,24 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate.call import WRITE_TOOLS, Call, Rules, hard_link, protected, refuse, tools_check
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Optional, Tuple
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 
 def target_reason(call: Call, raw: str, plan: Optional[Plan], rules: Rules) -> Optional[str]:
-    real = scope.resolve(raw, call.cwd, call.home)
+    real = paths.resolve(raw, call.cwd, call.home)
     raw_abs = os.path.normpath(os.path.join(call.cwd, raw))
     found = protected(call, real, raw_abs, plan)
     if found:
         return refuse(found[0], f"baton denied writing {raw}: {found[1]}.")
-    if rules.writes is not None and not scope.allowed(real, call.project, call.home, rules.writes):
-        shown = scope.relative(real, call.project)
+    if rules.writes is not None and not paths.allowed(real, call.project, call.home, rules.writes):
+        shown = paths.relative(real, call.project)
         where = f"{shown} (resolved)" if shown is not None else f"{real}, outside the project"
         inside = "Write inside those paths, or finish" if rules.writes else "Finish"
         return refuse("writes", f"baton denied writing {where}: step {rules.name} {rules.may_write}. {inside} "
@@ -47,13 +47,13 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
     never = target_reason(call, raw, plan, Rules(None)) or _linked(call, raw, plan) or _racing(call, raw, plan)
     if never:
         return never
-    content_rules = tuple(r for r in plan.rules if r.kind == "deny_content") if plan else ()
-    if content_rules:
-        from store.gate.content import check_write
+    if plan is not None:
+        from store.gate.rules import checks_for  # the plan's rules that judge a file's writes (deny_content)
 
-        verdict = check_write(call, content_rules, raw)
-        if verdict:
-            return verdict
+        for check in checks_for(plan, "write"):
+            verdict = check(call, plan, raw)
+            if verdict:
+                return verdict
     if read_only:
         return refuse(read_only[0], f"baton denied {call.tool} on {raw}: {read_only[1]}")
     return tools_check(call, rules) or target_reason(call, raw, plan, rules)
@@ -61,7 +61,7 @@ def decide_write(call: Call, plan: Optional[Plan], rules: Rules,
 
 def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     """A hard link would let this tool write another file under this name (:func:`store.gate.call.hard_link`)."""
-    found = hard_link(call, scope.resolve(raw, call.cwd, call.home), plan)
+    found = hard_link(call, paths.resolve(raw, call.cwd, call.home), plan)
     if found is None:
         return None
     return refuse(found[0], f"baton denied writing {raw}: {found[1]}. Remove this name (`rm` it; the other names keep "
@@ -71,7 +71,7 @@ def _linked(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
 def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     if plan is None:
         return None
-    from store.gate import runs
+    from store.sandbox import runs
 
     live = runs.running(call.state_dirs[1])
     if not live:

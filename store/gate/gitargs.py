@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from store.gate.gitpush import Push
     from store.gate.repo import Repo
-    from store.shell.report import Invocation
+    from store.shell import Invocation
 
 # every command of git 2.39 (``git --list-cmds=main,nohelpers``), for telling an alias or an extension
 KNOWN = frozenset(

@@ -27,7 +27,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-    from store.shell.report import Invocation
+    from store.shell import Invocation
 
     Dest = Tuple[Optional[str], str]
 

@@ -15,13 +15,14 @@ from __future__ import annotations
 import os
 
 from store.base import wild
-from store.gate.simple_commands import Parsed, Simple, parse
+from store.shell import simple_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import List, Optional, Sequence, Tuple
 
-    from store.gate.claude_settings import PersonRules
+    from store.sandbox.claude_settings import PersonRules
+    from store.shell import Parsed, Simple
 
 WRAPPERS = frozenset(("sudo", "command", "builtin", "exec", "nohup", "time", "setsid", "stdbuf", "nice", "env",
                       "timeout", "xargs"))
@@ -151,7 +152,7 @@ def _allowed(simple: Simple, mode: str, person: PersonRules, where: Tuple[str, s
 
 def judge(command: str, mode: str, person: PersonRules, cwd: str, project: str, home: str) -> Verdict:
     """What Claude Code would decide for ``command`` under the person's rules and permission ``mode``."""
-    parsed = parse(command)
+    parsed = simple_commands(command)
     for pattern, source in person.rules["deny"]:
         if _hits(pattern, parsed, command):
             return Verdict("deny", f"it matches your Claude Code deny rule Bash({pattern}) ({source} settings)")

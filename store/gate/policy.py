@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import paths as scope
+from store.base import paths
 from store.gate.call import WRITE_TOOLS, Call, Rules, refuse, tools_check
 from store.gate.files import decide_write
 
@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.plan import Plan, Step
     from store.state.job import Job
-    from store.state.plan import Plan, Step
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
 
@@ -52,15 +52,15 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
         raw = call.input.get("file_path")
         if not isinstance(raw, str):
             return refuse("payload", "baton denied this Read: it has no file_path, so it cannot be checked.")
-        real = scope.resolve(raw, call.cwd, call.home)
-        if any(scope.under(path, d) for path in (real, raw) for d in call.key_dirs):
+        real = paths.resolve(raw, call.cwd, call.home)
+        if any(paths.under(path, d) for path in (real, raw) for d in call.key_dirs):
             return refuse("key", "baton denied reading baton's approval key: only a person approves steps, with "
                                  "/baton:approve.")
         return None
     if call.tool == "WebFetch" or call.tool.startswith("mcp__"):
         return _external_tool(call, plan, rules, read_only)
     if call.tool in SCHEDULERS:
-        text = scope.fold(repr(call.input))
+        text = paths.fold(repr(call.input))
         if "approve" in text and "baton" in text:
             return refuse("approve", "baton denied scheduling an approval: only a person may approve a step, by "
                                      "typing it.")
@@ -71,12 +71,12 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
 def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
                    read_only: Optional[Tuple[str, str]]) -> Optional[str]:
     """WebFetch reads, MCP tools may do anything: both send data out, judged by ``allow_hosts``."""
-    from store.gate import egress
-    from store.state.hosts import host_policy
+    from store.gate.rules import allow_hosts
+    from store.plan.hosts import host_policy
 
     hosts = host_policy(plan.rules) if plan else None
     tool_input = call.input if isinstance(call.input, dict) else {}
-    sent = egress.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else egress.mcp(call.tool, hosts)
+    sent = allow_hosts.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else allow_hosts.mcp(call.tool, hosts)
     if sent.refusal:
         return sent.refusal
     if read_only and call.tool != "WebFetch":

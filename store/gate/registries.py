@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False
@@ -99,7 +99,7 @@ def _npmrc(path: str) -> List[Tuple[str, str]]:
 def _publish_config(path: str) -> Optional[str]:
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.loads(handle.read(5_000_000))
+            data = jsonc.loads(handle.read(5_000_000))
     except (OSError, ValueError):
         return None
     config = data.get("publishConfig") if isinstance(data, dict) else None

@@ -47,11 +47,11 @@ def _value(option: str, value: str) -> str:
 def outputs(command: str, cwd: str) -> Tuple[List[str], bool]:
     """The absolute paths test runners in ``command`` are told to write, and whether one such value
     is not literal (so what it writes cannot be told)."""
-    from store.gate.simple_commands import parse
+    from store.shell import simple_commands
 
     found: List[str] = []
     unknown = False
-    for simple in parse(command).commands:
+    for simple in simple_commands(command).commands:
         program = _program(simple.words)
         if program is None:
             continue

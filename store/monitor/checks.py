@@ -16,17 +16,16 @@ import shlex
 import subprocess
 import sys
 
-from store.base import durable
-from store.base import paths as scope
+from store.base import durable, paths
 from store.monitor.outcomes import read_counters, save_counters
-from store.state.rules import BUILTIN_CHECKERS, checks
+from store.plan.rules import BUILTIN_CHECKERS, checks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.rules import Rule
     from store.state.location import Layout
-    from store.state.rules import Rule
 
 MAX_LINES = 8
 MAX_CHARS = 1200
@@ -73,7 +72,7 @@ class Outcome:
 def check_for(rules: Sequence[Rule], real: str, project: str, home: str) -> Optional[Tuple[str, float, str]]:
     """(command or built-in checker, seconds, rule id) of the first glob covering ``real``, or None."""
     for glob, command, seconds, rule_id in checks(rules):
-        if scope.allowed(real, project, home, (glob,)):
+        if paths.allowed(real, project, home, (glob,)):
             return command, seconds, rule_id
     return None
 

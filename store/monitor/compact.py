@@ -20,11 +20,10 @@ SUMMED = ("turns", "calls", "failures", "active", "w")
 
 
 def closed_key(path: str) -> str:
-    """A short, stable key for a transcript path (kept for merged sessions only): zlib's CRC-32 of
-    it, without loading zlib's library into a Stop hook for one path."""
-    from store.base.checksums import crc32
+    """A short, stable key for a transcript path (kept for merged sessions only): its CRC-32 and length."""
+    import zlib  # built in, or a small library: cheaper to load than a CRC table is to build in Python
 
-    return f"{crc32(path.encode('utf-8', 'surrogateescape')):08x}{len(path):04x}"
+    return f"{zlib.crc32(path.encode('utf-8', 'surrogateescape')):08x}{len(path):04x}"
 
 
 def _merge(earlier: Dict[str, Any], entry: Dict[str, Any]) -> None:

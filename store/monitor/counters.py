@@ -3,7 +3,7 @@ damaged) and replaced atomically by writers holding ``hooks.lock``."""
 
 from __future__ import annotations
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.state.location import COUNTERS, Layout
 
 TYPE_CHECKING = False
@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 def read_counters(layout: Layout) -> Dict[str, Any]:
     try:
         with open(layout.file(COUNTERS), "rb") as handle:  # a path string: the gate reads counters without pathlib
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -24,4 +24,4 @@ def save_counters(layout: Layout, counters: Mapping[str, Any]) -> None:
     """Replace counters.json; call it holding ``layout.hooks_lock``, as every writer does."""
     from store.base import durable  # the gate reads counters; only the recorders write them
 
-    durable.atomic_write(layout.file(COUNTERS), json.dumps(counters, separators=(",", ":")).encode(), sync=False)
+    durable.atomic_write(layout.file(COUNTERS), jsonc.dumps(counters, separators=(",", ":")).encode(), sync=False)

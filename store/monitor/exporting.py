@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import time
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
 from store.monitor import figures, telemetry
 
 TYPE_CHECKING = False
@@ -36,7 +35,7 @@ def lock_path(layout: Layout) -> str:
 def load_state(layout: Layout) -> Dict[str, Any]:
     try:
         with open(state_path(layout), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         data = None
     base: Dict[str, Any] = {"rev": 0, "ledger": 0, "alerts": 0, "runs": {}, "ok": None, "error": None,
@@ -49,7 +48,7 @@ def post(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout:
     import urllib.error
     import urllib.request
 
-    data = json.dumps(body, separators=(",", ":")).encode("utf-8")
+    data = jsonc.dumps(body, separators=(",", ":")).encode("utf-8")
     request = urllib.request.Request(url, data=data, method="POST",
                                      headers={**headers, "Content-Type": "application/json"})
     try:
@@ -65,7 +64,7 @@ def post(url: str, body: Mapping[str, Any], headers: Mapping[str, str], timeout:
 
 def _partial(reply: str) -> str:
     try:
-        partial = json.loads(reply).get("partialSuccess") or {}
+        partial = jsonc.loads(reply).get("partialSuccess") or {}
     except (ValueError, AttributeError):
         return ""
     message = partial.get("errorMessage") if isinstance(partial, dict) else None
@@ -166,7 +165,7 @@ def _save(layout: Layout, state: Dict[str, Any], batch: Batch, metrics_done: boo
     if metrics_done and logs_done:
         state["ok"] = iso(now)
     state["error"] = "; ".join(errors)[:500] or None
-    durable.atomic_write(state_path(layout), json.dumps(state, separators=(",", ":")).encode("ascii"), sync=False)
+    durable.atomic_write(state_path(layout), jsonc.dumps(state, separators=(",", ":")).encode("ascii"), sync=False)
 
 
 def _sizes(layout: Layout) -> Tuple[int, ...]:
@@ -197,7 +196,7 @@ def note_error(layout: Layout, text: str) -> None:
     try:
         state = load_state(layout)
         state["error"] = text[:500]
-        durable.atomic_write(state_path(layout), json.dumps(state, separators=(",", ":")).encode("ascii"),
+        durable.atomic_write(state_path(layout), jsonc.dumps(state, separators=(",", ":")).encode("ascii"),
                              sync=False)
     except (OSError, ValueError):
         pass

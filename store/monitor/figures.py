@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import os
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
+from store.ledger.ledger import GENESIS, iter_objects
 from store.monitor import compact, fold, stored, tally, transcript
 from store.monitor.clock import epoch
-from store.state.ledger import GENESIS, iter_objects
 from store.state.location import EVENTS, HOOKS_LOCK, LEDGER, Layout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Collection, Dict, List, Mapping, Optional, Tuple
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 VERSION = stored.VERSION
 FOLDER = "monitor"
@@ -69,7 +68,7 @@ def _read(layout: Layout, lazy: bool) -> Optional[Dict[str, Any]]:
     except FileNotFoundError:
         pass
     with open(os.path.join(folder(layout), OLD_FILE), "rb") as handle:
-        data = json.loads(handle.read().decode("utf-8"))
+        data = jsonc.loads(handle.read().decode("utf-8"))
     return data if isinstance(data, dict) and data.get("version") == 1 and not required - set(data) else None
 
 

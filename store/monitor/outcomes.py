@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.values import Value
 from store.monitor.counters import read_counters as read_counters  # where every caller has found them
 from store.monitor.counters import save_counters as save_counters
@@ -65,7 +65,7 @@ def append_event(layout: Layout, event: Mapping[str, Any]) -> None:
             os.replace(path, path + ".1")
     except FileNotFoundError:
         pass
-    line = json.dumps(event, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
+    line = jsonc.dumps(event, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
     durable.append_line(path, line, sync=False)
 
 
@@ -186,10 +186,10 @@ def _job_conditions(c: Dict[str, Any], whole: Dict[str, Any], limits: Mapping[st
     import time
 
     from store.monitor import alerts
-    from store.monitor import limits as job_limits
     from store.monitor.clock import epoch
+    from store.monitor.limits import reached
 
-    holding = alerts.limits_hit(job_limits.reached(limits, snap, whole), step) if step else []
+    holding = alerts.limits_hit(reached(limits, snap, whole), step) if step else []
     progress_at = epoch((snap.last or {}).get("ts")) or epoch(snap.first_ts)
     late = alerts.no_progress(limits, progress_at, snap.progress_seq, step, time.time())
     alerts.settle(c, holding, "limit:")

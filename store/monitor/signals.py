@@ -10,17 +10,17 @@ reached, a session started or ended.
 
 from __future__ import annotations
 
+from store.ledger.ledger import iter_objects
 from store.monitor import costs
 from store.monitor.clock import epoch
 from store.monitor.fold import weight
 from store.monitor.telemetry import Point, log_record, metric
-from store.state.ledger import iter_objects
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-    from store.state.plan import Plan
+    from store.plan.plan import Plan
 
 TOKEN_TYPES = ("input", "output", "cacheRead", "cacheCreation")  # the names Claude Code's telemetry uses
 STEP_EVENTS = ("running", "done", "failed", "skipped")

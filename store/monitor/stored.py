@@ -20,7 +20,7 @@ once, keeps each save whole.
 
 from __future__ import annotations
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.monitor.costs import SAVED, SessionCost
 
 TYPE_CHECKING = False
@@ -56,7 +56,7 @@ def _strings(value: Any) -> bool:
 
 def _objects(lines: List[str]) -> List[Dict[str, Any]]:
     """The JSON objects of ``lines``, one each; ``ValueError`` when they are not."""
-    found = json.loads("[" + ",".join(lines) + "]")
+    found = jsonc.loads("[" + ",".join(lines) + "]")
     if len(found) != len(lines) or not all(isinstance(item, dict) for item in found):
         raise ValueError("a session's line is not one JSON object")
     return list(found)
@@ -67,7 +67,7 @@ def parse(text: str, required: Collection[str], lazy: bool = False) -> Optional[
     lacks one of the ``required`` fields (``ValueError``: not JSON). ``lazy``: the sessions hold
     their digests, and the bars and the lists stay text, until the fold needs them."""
     end = text.find("\n")
-    head = json.loads(text[:end]) if end > 0 else None
+    head = jsonc.loads(text[:end]) if end > 0 else None
     if not isinstance(head, dict) or head.get("version") != VERSION:
         return None
     parts = head.pop("parts", None)
@@ -80,7 +80,7 @@ def parse(text: str, required: Collection[str], lazy: bool = False) -> Optional[
             or list(head["steps"]) != steps or not set(lists) <= set(LISTS)
             or set(required) - set(head) - {"sessions", "history"} - set(lists)):
         return None
-    head["history"] = json.loads(history)
+    head["history"] = jsonc.loads(history)
     if not isinstance(head["history"], list):
         return None
     head["sessions"] = dict(zip(sids, _objects(lines[:n] if lazy else lines[n:2 * n])))
@@ -95,7 +95,7 @@ def parse(text: str, required: Collection[str], lazy: bool = False) -> Optional[
 
 def _decoded(text: str, kind: type) -> Any:
     try:
-        value = json.loads(text)
+        value = jsonc.loads(text)
     except ValueError:
         raise Unreadable("a part of the saved figures is not JSON") from None
     if not isinstance(value, kind):
@@ -153,21 +153,21 @@ def encode(fig: Mapping[str, Any]) -> str:
     head["steps"] = {sid: {k: v for k, v in entry.items() if k != "bars"} for sid, entry in fig["steps"].items()}
     lists = [k for k in LISTS if k in fig or (old is not None and k in old.lists)]
     head["parts"] = {"sessions": list(fig["sessions"]), "bars": list(fig["steps"]), "lists": lists}
-    same = old is not None and json.loads(old.history) == fig["history"]  # cheaper than encoding its times
-    history = old.history if old is not None and same else json.dumps(fig["history"], separators=TIGHT)
+    same = old is not None and jsonc.loads(old.history) == fig["history"]  # cheaper than encoding its times
+    history = old.history if old is not None and same else jsonc.dumps(fig["history"], separators=TIGHT)
     digests, entries = [], []
     for sid, entry in fig["sessions"].items():
         if old is not None and sid in old.sessions and (sid in old.undecoded or entry.get("rev", 0) <= old.rev):
             digests.append(old.digests[sid])
             entries.append(old.sessions[sid])
         else:
-            digests.append(json.dumps(digest(entry), separators=TIGHT))
-            entries.append(json.dumps(entry, separators=TIGHT))
-    lines = [json.dumps(head, separators=TIGHT), history, *digests, *entries]
+            digests.append(jsonc.dumps(digest(entry), separators=TIGHT))
+            entries.append(jsonc.dumps(entry, separators=TIGHT))
+    lines = [jsonc.dumps(head, separators=TIGHT), history, *digests, *entries]
     for step_id, entry in fig["steps"].items():
         same = old is not None and ("bars" not in entry or entry.get("rev", 0) <= old.rev) and step_id in old.bars
-        lines.append(old.bars[step_id] if old is not None and same else json.dumps(entry["bars"], separators=TIGHT))
+        lines.append(old.bars[step_id] if old is not None and same else jsonc.dumps(entry["bars"], separators=TIGHT))
     for key in lists:
-        lines.append(json.dumps(fig[key], separators=TIGHT) if key in fig or old is None else old.lists[key])
+        lines.append(jsonc.dumps(fig[key], separators=TIGHT) if key in fig or old is None else old.lists[key])
     lines.append("")
     return "\n".join(lines)

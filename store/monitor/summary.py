@@ -22,8 +22,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+    from store.plan.plan import Step
     from store.state.job import Job
-    from store.state.plan import Step
 
 SCHEMA, VERSION = "baton.status", 1
 

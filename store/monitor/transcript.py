@@ -10,7 +10,7 @@ Only complete lines are read; a line still being written (or cut by a kill) wait
 
 from __future__ import annotations
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.values import Value
 from store.monitor.clock import epoch
 
@@ -111,7 +111,7 @@ def _refusals(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> N
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is True:
             inner = block.get("content")
-            text = inner if isinstance(inner, str) else json.dumps(inner)
+            text = inner if isinstance(inner, str) else jsonc.dumps(inner)
             reading.refusals += [(ts, code) for code in refusal_codes(text)[-1:]]
 
 
@@ -135,7 +135,7 @@ def _line(raw: bytes, reading: Reading) -> None:
     if not costly:
         return  # most lines (attachments, request blobs, tool output) carry nothing counted here
     try:
-        entry = json.loads(raw)
+        entry = jsonc.loads(raw)
     except ValueError:
         reading.skipped += 1
         return

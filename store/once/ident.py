@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.errors import BatonError
 
 TYPE_CHECKING = False
@@ -34,12 +34,12 @@ def from_regex(pattern: Pattern[str], stdout: bytes) -> Optional[str]:
 
 def _document(text: str) -> Any:
     try:
-        return json.loads(text)
+        return jsonc.loads(text)
     except ValueError:
         pass
     for line in reversed(text.splitlines()):
         try:
-            return json.loads(line)
+            return jsonc.loads(line)
         except ValueError:
             continue
     return None
@@ -56,5 +56,5 @@ def from_json(field: str, stdout: bytes) -> Optional[str]:
             return None
     if isinstance(value, (dict, list)) or value is None:
         return None
-    text = value if isinstance(value, str) else json.dumps(value)
+    text = value if isinstance(value, str) else jsonc.dumps(value)
     return text[:MAX_ID]

@@ -21,10 +21,10 @@ import shutil
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
-from store.once import child, ident, redact
-from store.state import effects, journal, keylock
+from store.once import execute, ident, redact
+from store.plan.plan import load_plan
+from store.state import journal, keylock, once_keys
 from store.state.brief import progress
-from store.state.plan import load_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,12 +52,12 @@ def current(layout: Layout, key: str) -> Tuple[Optional[Dict[str, Any]], Snapsho
     """The key's latest once record (``None``: it never ran) and the up-to-date snapshot."""
     snap = journal.read_state(layout).snapshot
     try:
-        return effects.lookup(layout, snap, key), snap
-    except effects.IndexMismatch:
-        snap = effects.rebuild(layout)
+        return once_keys.lookup(layout, snap, key), snap
+    except once_keys.IndexMismatch:
+        snap = once_keys.rebuild(layout)
     try:
-        return effects.lookup(layout, snap, key), snap
-    except effects.IndexMismatch as exc:
+        return once_keys.lookup(layout, snap, key), snap
+    except once_keys.IndexMismatch as exc:
         raise BatonError(f"{layout.ledger}: {exc} even after a rebuild; run `baton verify`", CHECK) from None
 
 
@@ -80,7 +80,7 @@ def unknown_message(key: str, intent: Dict[str, Any], snap: Snapshot) -> str:
             f"{who}, record #{intent.get('seq')}) recorded its intent, `{one_line(str(intent.get('note')), 160)}`, "
             "but no result: it died or was stopped before it finished, so the side effect may or may not have "
             f"happened. It is not run again blindly. Check whether it happened (its BATON_IDEMPOTENCY_KEY was "
-            f"{effects.idempotency_key(snap.first_hash, key)}), then settle it: {effects.settle_hint(key)}")
+            f"{once_keys.idempotency_key(snap.first_hash, key)}), then settle it: {once_keys.settle_hint(key)}")
 
 
 def file_store_only(layout: Layout) -> None:
@@ -161,16 +161,16 @@ def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequ
                     first_hash: str, id_options: Tuple[Optional[Pattern[str]], Optional[str]],
                     say: Say, lock_fd: int) -> Tuple[int, bool]:
     run_env = {**{k: v for k, v in env.items() if k != "BATON_ONCE_PREFIX"},
-               "BATON_IDEMPOTENCY_KEY": effects.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
+               "BATON_IDEMPOTENCY_KEY": once_keys.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
     step = str(intent["step"])
     try:
-        outcome = child.run(argv, run_env, os.getcwd(), keep_fd=lock_fd)
+        outcome = execute.run(argv, run_env, os.getcwd(), keep_fd=lock_fd)
     except OSError as exc:  # it never started: the key may run again
         journal.append(layout, step, "result", f"could not start: {exc}"[:300], sync=True, key=key, outcome="retry")
         raise BatonError(f"cannot run {argv[0]!r}: {exc}; recorded as not run, so the key may run again") from None
     if not outcome.finished:  # ended by a signal: it may be half done (an exit after a forwarded one counts)
         say(f"baton: once {key}: the command was ended by signal {outcome.signal}; its outcome is unknown and "
-            f"no result was recorded. Check whether it happened, then settle it: {effects.settle_hint(key)}")
+            f"no result was recorded. Check whether it happened, then settle it: {once_keys.settle_hint(key)}")
         return UNKNOWN, False
     found = _external_id(outcome.head, id_options, say)
     fields: Dict[str, Any] = {"key": key, "outcome": "ran", "exit": outcome.exit, "seconds": outcome.seconds,

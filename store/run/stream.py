@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import signal
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.text import one_line
 from store.base.values import Frozen
 
@@ -41,7 +41,7 @@ class Report:
     def feed(self, line: str) -> Optional[Dict[str, Any]]:
         """Take one line of output; return it parsed when it is news (init, an API retry)."""
         try:
-            event = json.loads(line)
+            event = jsonc.loads(line)
         except ValueError:
             return None
         if not isinstance(event, dict):

@@ -18,7 +18,7 @@ import time
 from store.base.errors import BatonError
 from store.base.values import Frozen
 from store.monitor.outcomes import read_counters
-from store.run import backoff, launch, notify, orphans, records, session, stops
+from store.run import backoff, command_line, notify, orphans, records, session, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
@@ -37,12 +37,12 @@ class Config(Frozen):
     __slots__ = ("claude", "plugin_dir", "prompt", "user_args", "user_caps", "first_wait", "max_wait",
                  "max_retries", "max_idle", "resume", "notify", "again")
 
-    def __init__(self, claude: str, plugin_dir: str = "", prompt: str = launch.PROMPT,
-                 user_args: Sequence[str] = (), user_caps: Optional[launch.Caps] = None, first_wait: float = 15.0,
+    def __init__(self, claude: str, plugin_dir: str = "", prompt: str = command_line.PROMPT,
+                 user_args: Sequence[str] = (), user_caps: Optional[command_line.Caps] = None, first_wait: float = 15.0,
                  max_wait: float = 600.0, max_retries: int = 50, max_idle: int = 3, resume: bool = False,
                  notify: str = "", again: str = "baton run") -> None:
         self.claude, self.plugin_dir, self.prompt = claude, plugin_dir, prompt
-        self.user_args, self.user_caps = tuple(user_args), user_caps or launch.Caps()
+        self.user_args, self.user_caps = tuple(user_args), user_caps or command_line.Caps()
         self.first_wait, self.max_wait, self.max_retries = first_wait, max_wait, max_retries
         self.max_idle, self.resume, self.notify, self.again = max_idle, resume, notify, again
 
@@ -116,13 +116,13 @@ class Supervisor:
     def _session(self, job: Job, counters: Mapping[str, Any], claude: str) -> Tuple[Report, Ending]:
         self.sessions += 1
         turns = counters.get("turns", 0)
-        caps = launch.job_caps(job.plan.limits, turns if isinstance(turns, (int, float)) else 0,
+        caps = command_line.job_caps(job.plan.limits, turns if isinstance(turns, (int, float)) else 0,
                                stops.spent_cost(job, counters)).tighter(self.config.user_caps)
-        argv = launch.argv(claude, caps, self.config.user_args, self.config.plugin_dir, self.resume_id,
+        argv = command_line.argv(claude, caps, self.config.user_args, self.config.plugin_dir, self.resume_id,
                            self.config.prompt)
         facts = {"next": job.next.id if job.next else None, "resume": self.resume_id or None,
                  "max_turns": caps.turns, "max_budget_usd": caps.cost_usd}
-        env = launch.environment(self.env, self.job_id)
+        env = command_line.environment(self.env, self.job_id)
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
                                facts)

@@ -3,7 +3,7 @@ and ``writers`` report through, and the record of each invocation the scan retur
 
 from __future__ import annotations
 
-from store.shell import commands as shellcmds
+from store.shell import known
 from store.shell.grammar import MAX_NEST, union
 from store.shell.words import is_baton
 
@@ -60,7 +60,7 @@ def logical(path: str) -> str:
 
 def program_name(text: str) -> str:
     """How an invocation names its program: the base name of a program in a system folder."""
-    return text.rsplit("/", 1)[-1] if shellcmds.system_path(text) else text
+    return text.rsplit("/", 1)[-1] if known.system_path(text) else text
 
 
 class Command:
@@ -142,9 +142,9 @@ class Command:
         self.nested(lambda: self.code(body, here=True))
 
     def program(self, text: str, baton: bool, args: List[Word]) -> None:
-        if baton or "/" not in text or shellcmds.system_path(text):
+        if baton or "/" not in text or known.system_path(text):
             program = "baton" if baton else text.rsplit("/", 1)[-1]
-            self.nested(lambda: shellcmds.dispatch(self, program, args))
+            self.nested(lambda: known.dispatch(self, program, args))
         else:
             self.runs_code(f"runs a local program '{text}'")
 

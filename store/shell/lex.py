@@ -1,9 +1,11 @@
-"""The lexer behind ``shellwords``: reads bash's quoting, expansions, operators and heredocs."""
+"""The lexer that makes the tokens of ``store.shell.words``: reads bash's quoting, expansions, operators
+and heredocs; where its small constructs end is read by ``spans``."""
 
 from __future__ import annotations
 
 from store.base import chars
-from store.shell.words import SPECIAL_PARAMS, Arith, Builder, Op, Place, Redir, Word, ansi_c, param_name_end
+from store.shell import spans
+from store.shell.words import Arith, Builder, Op, Place, Redir, Word, ansi_c
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,10 +19,6 @@ _OPERATOR_START = frozenset(";&|()<>0123456789{")
 _PLAIN_STOPS = frozenset(" \t\n;&|()<>\\'\"$`*?[{}~")
 _DQ_STOPS = frozenset('"\\$`')
 _DOC_STOPS = frozenset("\\$`")
-_BRACKET_STOPS = frozenset(" \t\n;&|()<>")
-_USER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")
-_AFTER_TILDE = frozenset("/ \t\n;&|()<>:")
-_BACKTICK_ESCAPES = frozenset("$`\\")
 
 
 def tokenize(text: str) -> tuple[list[Token], list[str]]:
@@ -85,7 +83,7 @@ class _Lexer:
         return None
 
     def redirection(self) -> Redir | None:
-        fd_start, j = self.i, _fd_end(self.s, self.i)
+        fd_start, j = self.i, spans.fd_end(self.s, self.i)
         op = next((o for o in _REDIRS if self.s.startswith(o, j)), "")
         if not op or (op in ("<", ">") and self.s.startswith("(", j + 1)):
             return None
@@ -151,7 +149,7 @@ class _Lexer:
             if end > self.i:
                 b.add("lit", self.s[self.i : end])
                 self.i = end
-            elif c == "(" and _array_start(self.s, start, self.i):
+            elif c == "(" and spans.array_start(self.s, start, self.i):
                 self.array(b)
             elif c in " \t\n;&|()" or (c in "<>" and not self.s.startswith("(", self.i + 1)):
                 break
@@ -200,12 +198,12 @@ class _Lexer:
             self.dollar(b, False)
         elif c == "`":
             self.backtick(b)
-        elif c == "~" and (self.i == start or _tilde_in_assignment(self.s, start, self.i)):
-            end = _tilde_end(self.s, self.i)
+        elif c == "~" and (self.i == start or spans.tilde_in_assignment(self.s, start, self.i)):
+            end = spans.tilde_end(self.s, self.i)
             b.add("tilde" if end > 0 else "lit", self.s[self.i : end] if end > 0 else "~")
             self.i = end if end > 0 else self.i + 1
         else:
-            glob = c in "*?" or (c == "[" and _bracket(self.s, self.i))
+            glob = c in "*?" or (c == "[" and spans.bracket(self.s, self.i))
             b.add("glob" if glob else "brace" if c in "{}" else "lit", c)
             self.i += 1
 
@@ -261,7 +259,7 @@ class _Lexer:
         elif nxt == "{":
             self.parameter(b)
         else:
-            end = _dollar_name_end(s, i + 1)
+            end = spans.dollar_name_end(s, i + 1)
             b.add("var" if end > i + 1 else "qlit" if quoted else "lit", s[i:end] if end > i + 1 else "$")
             self.i = end
 
@@ -296,7 +294,7 @@ class _Lexer:
             self.problem("unterminated ${")
         inner = self.s[self.i + 2 : j]
         b.add("var", self.s[self.i : j + 1])
-        if not _plain_parameter(inner):
+        if not spans.plain_parameter(inner):
             b.subs.extend(self.doc_word(inner).subs)
         self.i = j + 1
 
@@ -306,7 +304,7 @@ class _Lexer:
             j += 2 if self.s[j] == "\\" else 1
         if j >= self.n:
             self.problem("unterminated backquote")
-        inner = _unescape_backticks(self.s[self.i + 1 : j])
+        inner = spans.unescape_backticks(self.s[self.i + 1 : j])
         b.add("sub", self.s[self.i : j + 1])
         b.subs.append(self.child(inner).tokens(False))
         self.i = j + 1
@@ -342,77 +340,3 @@ class _Lexer:
             quoted = redir.target is None or redir.target.quoted()
             redir.body = Word([("qlit", body)], [], body) if quoted else self.doc_word(body)
         pending.clear()
-
-
-def _fd_end(s: str, i: int) -> int:
-    """Where a redirection's descriptor (``2>``, ``{fd}>``) ends, or ``i``:
-    ``(?:[0-9]+|\\{[A-Za-z_][A-Za-z0-9_]*\\})(?=[<>])``."""
-    end = chars.span(s, i, chars.DIGITS)
-    if end == i and s.startswith("{", i):
-        name = chars.name_end(s, i + 1)
-        end = name + 1 if name > i + 1 and s.startswith("}", name) else i
-    return end if end > i and s[end : end + 1] in ("<", ">") else i
-
-
-def _tilde_end(s: str, i: int) -> int:
-    """Where ``~`` or ``~user`` at ``i`` ends when it expands (a ``/``, ``:``, blank, operator or the
-    end follows), else -1: ``~[A-Za-z0-9._+-]*(?=[/ \\t\\n;&|()<>:]|\\Z)``."""
-    end = chars.span(s, i + 1, _USER_CHARS)
-    return end if end == len(s) or s[end] in _AFTER_TILDE else -1
-
-
-def _dollar_name_end(s: str, i: int) -> int:
-    """Where the name after a ``$`` at ``i - 1`` ends (``i`` when none): a name, or one digit or
-    special character (``$1``, ``$@``): ``[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]``."""
-    end = chars.name_end(s, i)
-    if end == i and i < len(s) and (s[i] in chars.DIGITS or s[i] in SPECIAL_PARAMS):
-        end = i + 1
-    return end
-
-
-def _plain_parameter(inner: str) -> bool:
-    """``${inner}`` only names a parameter (nothing in it expands):
-    ``(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])\\Z``."""
-    return bool(inner) and param_name_end(inner, 0) == len(inner)
-
-
-def _bracket(s: str, i: int) -> bool:
-    """The ``[`` at ``i`` opens a glob's set: ``\\[[^ \\t\\n;&|()<>]*\\]`` matches there."""
-    return "]" in s[i + 1 : chars.span_not(s, i + 1, _BRACKET_STOPS)]
-
-
-def _array_start(s: str, start: int, end: int) -> bool:
-    """``s[start:end]`` is ``name=`` or ``name[sub]+=`` and so on, before an array's ``(``:
-    ``[A-Za-z_][A-Za-z0-9_]*(?:\\[[^\\]]*\\])?\\+?=`` matching all of it."""
-    found = chars.assignment(s, start, end)
-    return found is not None and found[2] == end
-
-
-def _tilde_in_assignment(s: str, start: int, end: int) -> bool:
-    """A ``~`` at ``end`` expands in an assignment's value, first or after a ``:``:
-    ``[A-Za-z_][A-Za-z0-9_]*\\+?=(?:.*:)?\\Z`` over ``s[start:end]``."""
-    k = chars.name_end(s, start, end)
-    if k == start:
-        return False
-    if s.startswith("+", k, end):
-        k += 1
-    if not s.startswith("=", k, end):
-        return False
-    value = s[k + 1 : end]
-    return value == "" or (value.endswith(":") and "\n" not in value)
-
-
-def _unescape_backticks(text: str) -> str:
-    """The text of a backquoted command: a backslash before ``$``, a backquote or a backslash is dropped."""
-    if "\\" not in text:
-        return text
-    out, i, n = [], 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "\\" and i + 1 < n and text[i + 1] in _BACKTICK_ESCAPES:
-            out.append(text[i + 1])
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)

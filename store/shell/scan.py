@@ -1,7 +1,7 @@
 """What one Bash command may do, read statically: the scan behind ``store.shell.analyse``.
 
 ``scan(command, cwd, home)`` never raises and never executes anything; a command it cannot read
-is reported opaque. The ``Scan`` it returns (``store.shell.report``) has:
+is reported opaque. The ``Scan`` it returns (``store.shell.findings``) has:
 
 - ``writes``: every path the command may create, truncate, append to, delete, rename or chmod.
   "~", $HOME and $PWD are expanded; relative paths are joined with the directory in effect at
@@ -29,9 +29,9 @@ from __future__ import annotations
 from store.base import chars
 from store.shell.command import Call, Command, clean
 from store.shell.environment import changes_programs
+from store.shell.findings import Invocation, Scan
 from store.shell.grammar import Walker
 from store.shell.lex import tokenize
-from store.shell.report import Invocation, Scan
 from store.shell.variables import NUMBER, Variables, word_value
 from store.shell.words import LITERAL, Arith, Redir, Word
 

@@ -1,4 +1,4 @@
-"""Tokens of a bash command (made by ``shelllex.tokenize``) and GNU-style option parsing of words.
+"""Tokens of a bash command (made by ``store.shell.lex.tokenize``) and GNU-style option parsing of words.
 
 Tokens: ``Word``, ``Op`` (control operators and newlines), ``Redir`` (a redirection with its
 target word and, for ``<<``, its heredoc body) and ``Arith`` (a ``(( ... ))`` command). A word

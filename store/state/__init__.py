@@ -1,3 +1,4 @@
-"""The job's state: where it lives, the plan, the hash-chained ledger, the snapshot, approvals,
-health, and the brief the model reads. Imports only ``store.base``.
+"""The job's state: where it lives, appending to the ledger and reading the snapshot, approvals,
+who holds which step, health, and the brief the model reads. Built on ``store.plan`` and
+``store.ledger``, and ``store.backend`` for a job kept in a database.
 """

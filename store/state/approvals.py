@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ def read_key(env: Mapping[str, str]) -> Optional[bytes]:
 
 def key_id(key: bytes) -> str:
     """Names the key an approval was signed with (not secret: 8 hex digits of its SHA-256)."""
-    from store.state.sealing import sha256_maker  # the gate reads only key_dir without a job
+    from store.ledger.sealing import sha256_maker  # the gate reads only key_dir without a job
 
     return str(sha256_maker()(key).hexdigest()[:8])
 
@@ -99,16 +99,16 @@ def ensure_key(env: Mapping[str, str]) -> bytes:
 
 def _message(project: str, step: str, ts: str, session: str, scope: str = "") -> bytes:
     # JSON keeps the fields apart whatever they contain (separators, lone surrogates); v2 also
-    # binds the digest of what was approved (store.state.scope)
+    # binds the digest of what was approved (store.plan.scope)
     fields = ["baton-approval-v2", project, step, ts, session, scope] if scope else [
         "baton-approval-v1", project, step, ts, session]
-    return json.dumps(fields, ensure_ascii=True).encode("ascii")
+    return jsonc.dumps(fields, ensure_ascii=True).encode("ascii")
 
 
 def hmac_sha256(key: bytes, message: bytes) -> str:
     """HMAC-SHA256 (RFC 2104) as hex, over the built-in SHA-256: the ``hmac`` module loads OpenSSL,
     which would cost every gate call on a job with approvals several milliseconds."""
-    from store.state.sealing import sha256_maker
+    from store.ledger.sealing import sha256_maker
 
     sha256 = sha256_maker()
     block = 64

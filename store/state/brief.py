@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from store.base.text import join_within, one_line
 from store.base.values import Frozen
+from store.plan.plan import Plan, Step
 from store.state import workers
 from store.state.leases import Lease, others_line
 from store.state.leases import short as short_worker
-from store.state.plan import Plan, Step
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.state.location import LEDGER, Layout
 
 TYPE_CHECKING = False
@@ -32,7 +32,7 @@ def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = 
     from store.base import durable
 
     job = layout.state_dir
-    line = json.dumps({"ts": _now(), "hook": hook, "job": job, "error": message[:500]}) + "\n"
+    line = jsonc.dumps({"ts": _now(), "hook": hook, "job": job, "error": message[:500]}) + "\n"
     for folder in (job, fallback_dir):
         if not folder or not os.path.isdir(folder):
             continue
@@ -44,7 +44,7 @@ def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = 
             state = _read_degraded(os.path.join(folder, "degraded.json"))
             count = int(state.get("count", 0)) + 1 if state and state.get("job") == job else 1
             info = {"count": count, "ts": _now(), "hook": hook, "job": job, "error": message[:200]}
-            durable.atomic_write(os.path.join(folder, "degraded.json"), json.dumps(info).encode(), sync=False)
+            durable.atomic_write(os.path.join(folder, "degraded.json"), jsonc.dumps(info).encode(), sync=False)
             return
         except (OSError, ValueError):
             continue
@@ -53,7 +53,7 @@ def report_failure(layout: Layout, hook: str, message: str, fallback_dir: str = 
 def _read_degraded(path: str) -> Optional[Dict[str, Any]]:
     try:
         with open(path, "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

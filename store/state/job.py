@@ -6,10 +6,10 @@ from __future__ import annotations
 import os
 import time
 
+from store.plan.plan import Plan, Step, load_plan
 from store.state import journal, workers
 from store.state.leases import Lease, file_leases, shared_leases
 from store.state.location import PLAN
-from store.state.plan import Plan, Step, load_plan
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -110,7 +110,7 @@ class Job:
         entry, step = self.snap.approvals.get(step_id), self.plan.step(step_id)
         if not entry or step is None or not isinstance(entry.get("scope"), dict):
             return []
-        from store.state.scope import scope_of, widened
+        from store.plan.scope import scope_of, widened
 
         return widened(entry["scope"], scope_of(self.plan, step))
 
@@ -158,7 +158,7 @@ class Job:
         return news
 
     def last_line_bad(self) -> bool:
-        from store.state.ledger import LedgerError, read_tail
+        from store.ledger.ledger import LedgerError, read_tail
 
         try:
             read_tail(self.layout.ledger)
@@ -196,7 +196,7 @@ class Job:
         """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""
         if not self.snap.once_open and not self.snap.once_recent:
             return []
-        from store.state import effects
+        from store.state import once_keys
 
-        done = effects.result_news(self.snap, self.next.id) if self.next is not None else []
-        return effects.unknown_news(self.layout, self.snap) + done
+        done = once_keys.result_news(self.snap, self.next.id) if self.next is not None else []
+        return once_keys.unknown_news(self.layout, self.snap) + done

@@ -1,7 +1,7 @@
 """The store's operations on one job: append a record, read the job's state, verify the chain.
 
 This is the interface the CLI, the hooks and the monitors use; where the records are kept lies
-below it (``steps.jsonl`` through ``store.state.ledger``, ``state.json`` through
+below it (``steps.jsonl`` through ``store.ledger.ledger``, ``state.json`` through
 ``store.state.snapshot``; or the database the environment selects, through ``store.state.remote``,
 see :func:`shared`), so the callers are the same for either.
 
@@ -11,7 +11,7 @@ record onto the chain and writes it in one ``write`` call with fsync. That write
 point: saving the snapshot afterwards is best effort, and when it fails the record stands and the
 caller gets a warning, not an error. A *retry* (see ``store.state.attempts``) adds nothing and
 returns the record already there. ``baton once`` entries move from the snapshot into their
-index shards (``store.state.effects``) whenever the snapshot is saved. With a database the
+index shards (``store.state.once_keys``) whenever the snapshot is saved. With a database the
 transaction's commit is the commit point, and a record that judges nothing is kept in the
 clone's queue while the server cannot be reached (``store.state.remote``).
 """
@@ -22,11 +22,11 @@ import os
 import sys
 import time
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.errors import CHECK, USAGE, BatonError, describe, unwritable
 from store.base.values import Frozen
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state import snapshot
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, read_last, read_tail, seal
 from store.state.location import LEDGER, LOCK, SNAPSHOT, TORN, Layout
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from types import ModuleType
     from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, TextIO, Tuple
 
-    from store.state.chain import Verdict
+    from store.ledger.chain import Verdict
 
     Chosen = Tuple[str, str, str, Dict[str, Any]]  # step, status, note, extra fields
 
@@ -166,13 +166,13 @@ def _caught_up(layout: Layout, base: Optional[Snapshot]) -> Loaded:
 
 def _save_if_current(layout: Layout, loaded: Loaded) -> None:
     from store.base import durable
-    from store.state import effects
+    from store.state import once_keys
 
     try:
         with durable.locked(layout.file(LOCK)):
             # save what was just built unless a writer moved the ledger on meanwhile
             if snapshot.ledger_size(layout.file(LEDGER)) == loaded.snapshot.offset + loaded.torn:
-                effects.flush(layout, loaded.snapshot)
+                once_keys.flush(layout, loaded.snapshot)
                 durable.atomic_write(layout.file(SNAPSHOT), loaded.snapshot.to_bytes(), sync=False)
     except OSError:
         pass  # a read-only or full store still answers; the snapshot is only a cache
@@ -200,7 +200,7 @@ def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]
         pass
     entry = {"ts": now_iso(), "offset": tail.complete_size, "bytes": tail.torn.decode("latin-1")}
     try:
-        durable.append_line(layout.file(TORN), json.dumps(entry).encode("ascii") + b"\n", sync=False)
+        durable.append_line(layout.file(TORN), jsonc.dumps(entry).encode("ascii") + b"\n", sync=False)
     except OSError as exc:
         if not unwritable(exc):
             raise
@@ -292,10 +292,10 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
 
 def _save_after_append(layout: Layout, snap: Snapshot, warnings: List[str]) -> None:
     from store.base import durable
-    from store.state import effects
+    from store.state import once_keys
 
     try:
-        effects.flush(layout, snap)
+        once_keys.flush(layout, snap)
         durable.atomic_write(layout.file(SNAPSHOT), snap.to_bytes(), sync=False)
     except Exception as exc:  # noqa: BLE001 - the record is committed; the snapshot is only a cache
         cause = describe(exc, layout.file(SNAPSHOT)) if isinstance(exc, OSError) else f"{type(exc).__name__}: {exc}"
@@ -327,7 +327,7 @@ def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], byte
 
 def verify(layout: Layout) -> Verdict:
     """Walk the whole ledger (or the database's records) and name the first bad line."""
-    from store.state import chain
+    from store.ledger import chain
 
     remote = shared()
     return chain.verify_lines(remote.lines(layout)) if remote is not None else chain.verify(layout.ledger)
@@ -336,6 +336,6 @@ def verify(layout: Layout) -> Verdict:
 def verify_lines(lines: Iterator[Tuple[int, bytes, bool]]) -> Verdict:
     """Walk ``(offset, line, complete)`` in order and name the first bad line (``store push`` and
     ``pull`` check both sides with it)."""
-    from store.state import chain
+    from store.ledger import chain
 
     return chain.verify_lines(lines)

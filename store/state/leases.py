@@ -13,8 +13,8 @@ import time
 
 from store.base.text import one_line
 from store.base.values import Frozen
+from store.plan.plan import Plan
 from store.state import claims, journal
-from store.state.plan import Plan
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False

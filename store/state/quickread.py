@@ -15,8 +15,8 @@ import re
 import time
 from pathlib import Path
 
-from store.base import jsonc as json
-from store.state.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
+from store.base import jsonc
+from store.ledger.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot, key_digest
 
 TYPE_CHECKING = False
@@ -63,7 +63,7 @@ class Wanted:
         ids = sorted(self.steps | self.approvals)
         if not ids:
             return None, 0
-        encoded = [re.escape(json.dumps(i).encode("ascii")) for i in ids]
+        encoded = [re.escape(jsonc.dumps(i).encode("ascii")) for i in ids]
         kinds = b"|".join(k.encode("ascii") for k in KINDS)
         longest = max(len(e) for e in encoded) + 40
         return re.compile(b',"step":(?:' + b"|".join(encoded) + b'),"status":"(?:' + kinds + b')"'), longest

@@ -24,10 +24,10 @@ from store.backend import choice
 from store.backend.driver import Unreachable
 from store.backend.local import Local, new_id
 from store.backend.postgres import Built, Head, SharedJob
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.errors import USAGE, BatonError, describe
+from store.ledger.ledger import LedgerError, canonical, check_link, parse_line, seal
 from store.state import attempts, claims, mirror
-from store.state.ledger import LedgerError, canonical, check_link, parse_line, seal
 from store.state.mirror import fold
 from store.state.snapshot import Snapshot
 
@@ -56,7 +56,7 @@ def job_name(layout: Layout, override: str = "") -> str:
     if name:
         return name
     try:
-        data = json.loads(layout.plan.read_text(encoding="utf-8"))
+        data = jsonc.loads(layout.plan.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = None
     found = data.get("job") if isinstance(data, dict) else None
@@ -125,7 +125,7 @@ def _maker(job: SharedJob, chosen: Chosen, make_fields: Fields) -> Callable[[Hea
 
 
 def _record(built: Built) -> Dict[str, Any]:
-    record: Dict[str, Any] = json.loads(built.line)
+    record: Dict[str, Any] = jsonc.loads(built.line)
     return record
 
 

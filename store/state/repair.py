@@ -18,8 +18,8 @@ import os
 from store.base import durable
 from store.base.errors import BatonError, describe
 from store.base.values import Frozen
+from store.ledger.ledger import LedgerError, check_link, complete_end, format_line, lines_backwards, parse_line
 from store.state import journal
-from store.state.ledger import LedgerError, check_link, complete_end, format_line, lines_backwards, parse_line
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -121,7 +121,7 @@ def _resolve(fd: int, size: int) -> Optional[Tuple[int, bytes, List[bytes]]]:
     except LedgerError:
         return None
     met = _last_before(fd, start)
-    from store.state.merge import origins, rechained
+    from store.ledger.merge import origins, rechained
 
     lines = [format_line(r) for r in ours] + rechained(
         theirs, origins(ours), prev, met["seq"] if met else 0, met["hash"] if met else "0" * 32, journal.now_iso())

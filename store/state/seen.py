@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import os
 
-from store.base import durable
-from store.base import jsonc as json
+from store.base import durable, jsonc
+from store.ledger.sealing import sha256_maker
 from store.state.location import HOOKS_LOCK
 from store.state.protocol import HEADER, session_context
-from store.state.sealing import sha256_maker
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ def _path(layout: Layout) -> str:
 def _read(layout: Layout) -> Dict[str, Any]:
     try:
         with open(_path(layout), "rb") as handle:
-            data = json.loads(handle.read().decode("utf-8"))
+            data = jsonc.loads(handle.read().decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
@@ -63,7 +62,7 @@ def mark(layout: Layout, session: str, brief: str) -> None:
             data[session or "-"] = fingerprint(brief)
             while len(data) > KEEP_SESSIONS:
                 data.pop(next(iter(data)))
-            durable.atomic_write(_path(layout), json.dumps(data, separators=(",", ":")).encode(), sync=False)
+            durable.atomic_write(_path(layout), jsonc.dumps(data, separators=(",", ":")).encode(), sync=False)
     except OSError:
         pass
 

@@ -4,7 +4,7 @@ It holds each step's latest status and attempt, the last record, recent sessions
 holds which step of a parallel plan (``claims``, see ``store.state.claims``), the ledger offset it
 has applied up to and the ledger's last bytes before that offset (``end_mark``); for ``baton once``
 records (``intent``, ``result``) the open intents, the latest results and the count of results,
-while the per-key index lives in shard files (``store.state.effects``) so that this file stays
+while the per-key index lives in shard files (``store.state.once_keys``) so that this file stays
 small however many keys a job has. A saved snapshot is trusted only when every field has its type
 and the ledger still holds those bytes at that offset; readers then apply only the lines after it.
 Anything else (missing, half-written, wrong types, another ledger of any size) is rebuilt from the
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc as json
+from store.base import jsonc
 from store.base.values import Value
+from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 from store.state import claims
-from store.state.ledger import GENESIS, LedgerError, check_link, format_line, iter_lines, parse_line
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -136,14 +136,14 @@ class Snapshot(Value):
 
     def to_bytes(self) -> bytes:
         data = {"version": VERSION, **{k: getattr(self, k) for k in self.__slots__}}
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        return jsonc.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> Optional[Snapshot]:
         """Decode a saved snapshot; ``None`` when it is unreadable, half-written, from another version,
         or any field fails its check in :data:`CHECKS`."""
         try:
-            data = json.loads(raw.decode("ascii"))
+            data = jsonc.loads(raw.decode("ascii"))
         except (ValueError, UnicodeDecodeError):
             return None
         if not isinstance(data, dict) or data.pop("version", None) != VERSION or set(data) != set(CHECKS):
@@ -155,7 +155,7 @@ class Snapshot(Value):
 
 def key_digest(key: str) -> str:
     """The name of a ``baton once`` key in the index: 32 hex digits of its SHA-256."""
-    from store.state.sealing import sha256_maker
+    from store.ledger.sealing import sha256_maker
 
     return str(sha256_maker()(key.encode("utf-8", "surrogatepass")).hexdigest()[:32])
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import os
 
 from store.base.values import Frozen
+from store.plan.plan import Plan, Step
 from store.state import claims, journal, leases
-from store.state.plan import Plan, Step
 from store.state.snapshot import Snapshot
 
 TYPE_CHECKING = False

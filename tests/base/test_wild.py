@@ -86,7 +86,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 def stdlib(pattern: str, root: Path) -> List[str]:
-    """What patterns.py called before: glob.glob with the folder escaped, the folder stripped again."""
+    """What the deny_bash check (store/gate/rules/deny_bash.py) called before: glob.glob with the folder
+    escaped, the folder stripped again."""
     found = stdglob.glob(os.path.join(stdglob.escape(str(root)), pattern))
     return sorted(m[len(str(root)) + 1 :] if not os.path.isabs(pattern) else m for m in found)
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from store.ledger import ledger as chain
 from store.state import approvals
-from store.state import ledger as chain
 
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use

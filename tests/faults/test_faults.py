@@ -17,8 +17,8 @@ import pytest
 
 from store.cli import main as cli
 from store.cli import prompt
+from store.ledger.ledger import format_line, seal
 from store.state import location, snapshot
-from store.state.ledger import format_line, seal
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox

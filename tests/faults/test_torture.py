@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Dict, List, Set
 
 import faultkit
 
-from store.state import chain, journal, location, snapshot
+from store.ledger import chain
+from store.ledger.ledger import parse_line
+from store.plan.plan import load_plan
+from store.state import journal, location, snapshot
 from store.state.brief import render
-from store.state.ledger import parse_line
-from store.state.plan import load_plan
 from store.state.snapshot import Snapshot
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List
 import faultkit
 import pytest
 
-from store.state.ledger import parse_line
+from store.ledger.ledger import parse_line
 
 if TYPE_CHECKING:
     from conftest import Baton, Sandbox

@@ -24,7 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from corpus import STEPS, Form
 
 from store.base import paths as scope
-from store.gate import probe
+from store.sandbox import probe
 from store.state import approvals, journal
 from store.state.location import Layout
 

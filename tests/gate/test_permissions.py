@@ -12,8 +12,9 @@ from typing import Iterator, List
 
 import pytest
 
-from store.gate import claude_settings, permissions
-from store.gate.claude_settings import PersonRules
+from store.gate import permissions
+from store.sandbox import claude_settings
+from store.sandbox.claude_settings import PersonRules
 
 
 @pytest.mark.parametrize("pattern, text, hit", [

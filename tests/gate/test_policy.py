@@ -11,9 +11,10 @@ import pytest
 
 from store.gate import bash as bashgate
 from store.gate import call as gatecall
-from store.gate import patterns, policy
+from store.gate import policy
+from store.gate.rules import deny_bash
+from store.plan.plan import Plan, Step, parse_plan
 from store.shell import analyse
-from store.state.plan import Plan, Step, parse_plan
 
 
 class Where:
@@ -241,7 +242,7 @@ def test_subcommand(argv: Any, sub: str) -> None:
     ("echo sudo git push", "git push*", False),
 ])
 def test_rule_hit(command: str, pattern: str, hit: bool) -> None:
-    assert bool(patterns.hit(pattern, command, analyse(command, "/p", "/h"))) is hit
+    assert bool(deny_bash.hit(pattern, command, analyse(command, "/p", "/h"))) is hit
 
 
 @pytest.mark.parametrize("argv,with_plan,phrase", [

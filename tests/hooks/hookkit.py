@@ -112,7 +112,7 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
     with ``updatedInput`` (without it baton would skip or take over the person's prompt; alone,
     Claude Code would check its rules on the rewrite), only for Bash, and holding the call's own
     input with its command replaced by one of the sandbox's two forms: the original command run in
-    bubblewrap (:func:`store.gate.rewrite.sandboxed`, rebuilt here from its parts and compared
+    bubblewrap (:func:`store.sandbox.rewrite.sandboxed`, rebuilt here from its parts and compared
     whole) or a plain ``baton`` invocation by absolute paths (:func:`store.gate.baton_calls.launcher`).
     With ``payload``, the rewrite must hold exactly the call's command and fields."""
     decision = specific["permissionDecision"]
@@ -139,7 +139,7 @@ def sandbox_original(line: str) -> Optional[str]:
     of it (a run file under ``.baton/run/``, bwrap or baton's proxy started by absolute path)."""
     import shlex
 
-    from store.gate import rewrite
+    from store.sandbox import rewrite
 
     original = rewrite.original_of(line)
     found = re.search(r"__baton_snapshot=\$__baton_s (.*?) --args 7 --chdir ", line)
@@ -151,17 +151,18 @@ def sandbox_original(line: str) -> Optional[str]:
         return None
     proxy = tuple(launch) if len(launch) > 1 else ()
     rest = _after_scratch(launch)
-    if rest is None or (len(rest) > 1 and not (rest[1:4] == ["-I", "-S", rest[3]]
-                                                and rest[3].endswith("/store/gate/netproxy.py") and rest[-1] == "--")):
+    proxied = len(rest or ()) > 1
+    if rest is None or (proxied and not (rest[1:4] == ["-I", "-S", rest[3]] and rest[-1] == "--"
+                                         and rest[3].endswith("/store/sandbox/netproxy.py"))):
         return None
     rebuilt = rewrite.sandboxed(original, launch[0], files.group(1) + ".args", files.group(1) + ".started", proxy)
     return original if rebuilt == line else None
 
 
 def _after_scratch(launch: List[str]) -> Optional[List[str]]:
-    """What follows the overlay launcher of the job's /tmp (``store/gate/scratch.py LOWER UPPER WORK
+    """What follows the overlay launcher of the job's /tmp (``store/sandbox/scratch.py LOWER UPPER WORK
     VIEW ... --``), when ``launch`` starts with it; ``None`` when it starts with it wrongly."""
-    if len(launch) < 4 or launch[1:3] != ["-I", "-S"] or not launch[3].endswith("/store/gate/scratch.py"):
+    if len(launch) < 4 or launch[1:3] != ["-I", "-S"] or not launch[3].endswith("/store/sandbox/scratch.py"):
         return launch
     if "--" not in launch:
         return None
@@ -177,7 +178,7 @@ def launcher_original(line: str) -> Optional[str]:
     ``-I -S``, a plugin's ``bin/baton``; only ``baton once`` gets an environment (its sandbox)."""
     import shlex
 
-    from store.gate import rewrite
+    from store.sandbox import rewrite
 
     try:
         words = shlex.split(line)

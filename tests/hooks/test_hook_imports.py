@@ -39,42 +39,43 @@ CORE = frozenset({"hooks", "hooks.adapter", "hooks.codecache", "hooks.context", 
                   "store.base.jsonc", "store.base.values", "store.state", "store.state.location"})
 # a job's plan, snapshot, NEXT and approvals, as every hook with a job reads them
 JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", "store.state.snapshot",
-                 "store.state.ledger", "store.state.plan", "store.state.rules", "store.state.brief", "store.base.text",
-                 "store.state.sealing", "store.state.approvals", "store.state.scope",
+                 "store.ledger.ledger", "store.plan.plan", "store.plan.rules", "store.state.brief", "store.base.text",
+                 "store.ledger.sealing", "store.state.approvals", "store.plan.scope",
                  # which store the environment selects; NEXT is a worker's own step; the plan's sandbox settings
                  "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
-                 "store.state.workers", "store.state.sandbox_settings"})
+                 "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
-                  "store.base.paths"})
+                  "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
-SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.commands",
-                   "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.programs",
-                   "store.shell.report", "store.shell.scan", "store.shell.variables", "store.shell.words",
-                   "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
-                   "store.gate.patterns", "store.state.hosts", "store.state.hostnames", "store.gate.runners",
-                   "store.gate.simple_commands"})
+SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.known",
+                   "store.shell.environment", "store.shell.grammar", "store.shell.lex", "store.shell.spans",
+                   "store.shell.programs", "store.shell.findings", "store.shell.scan", "store.shell.variables",
+                   "store.shell.words", "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
+                   "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",
+                   "store.plan.hostnames",
+                   "store.gate.runners", "store.shell.simple"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns too; its job folder is named by the checksums zlib would give),
+# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums of its path),
 # behind the launcher that mounts the job's /tmp
-SANDBOX = frozenset({"store.gate.baton_calls", "store.gate.claude_settings", "store.gate.enforce", "store.gate.mounts",
-                     "store.gate.mode", "store.gate.permissions", "store.gate.probe", "store.gate.rewrite",
-                     "store.gate.runs", "store.gate.sandbox", "store.gate.writable", "store.base.checksums",
-                     "store.gate.scratch"})
-# the brief says whether the sandbox can run here (store.gate.mode, without the Bash gate), and the
+SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", "store.gate.enforce",
+                     "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
+                     "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
+                     "store.sandbox.writable", "store.sandbox.scratch", "zlib"})
+# the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
-BRIEF_GATES = frozenset({"store.gate", "store.gate.mode", "store.gate.claude_settings", "store.gate.probe", "store.cli",
-                         "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
+BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",
+                         "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
 ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
 # and may record the stop; the telemetry sender (which loads pathlib) only when telemetry is on
 FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monitor.figures", "store.monitor.fold",
                     "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
-                    "store.state.attempts", "store.state.effects", "store.state.keylock"}
-EGRESS = frozenset({"store.gate.egress", "store.gate.urls", "store.state.hosts", "store.state.hostnames",
-                    "store.base.regex"})
+                    "store.state.attempts", "store.state.once_keys", "store.state.keylock"}
+EGRESS = frozenset({"store.gate.rules", "store.gate.rules.allow_hosts", "store.gate.urls", "store.plan",
+                    "store.plan.hosts", "store.plan.hostnames", "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
 PROMPT = frozenset({"hooks.user_prompt_submit"})
@@ -89,9 +90,9 @@ CASES: Dict[str, Any] = {
                                       PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF
                                       | BRIEF_GATES),
     "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
-                         GATE | JOB | COUNTERS | {"store.gate.runs"}),  # waits while a sandboxed command runs
+                         GATE | JOB | COUNTERS | {"store.sandbox.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
-                        GATE | SHELL | {"store.state.rules", "store.base.errors", "store.state.approvals"},
+                        GATE | SHELL | {"store.plan.rules", "store.base.errors", "store.state.approvals"},
                         GATE | JOB | COUNTERS | SHELL | SANDBOX),
     "PreToolUse WebFetch": ("PreToolUse", "pre_tool_use_write", {"tool_name": "WebFetch", "tool_input": {
                             "url": "https://example.com/a", "prompt": "the title"}},
@@ -107,7 +108,7 @@ CASES: Dict[str, Any] = {
     "PostToolUseFailure Bash": ("PostToolUseFailure", "post_tool_use_failure_bash", {}, {"hooks.post_tool_use"},
                                 {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
                                 # the original command, read back from a sandbox's rewrite
-                                | {"store.gate", "store.gate.baton_calls", "store.gate.rewrite"}),
+                                | {"store.gate", "store.gate.baton_calls", "store.sandbox", "store.sandbox.rewrite"}),
     # NEXT without the brief's other lines; the events file's writer only to log an alert
     "Stop": ("Stop", "stop", {}, {"hooks.stop"},
              {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"}

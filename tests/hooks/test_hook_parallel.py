@@ -158,7 +158,7 @@ def test_without_needs_sessions_share_one_next_and_claim_nothing(hook: Hook, job
 
 
 def _plan(job: JobDir) -> Any:
-    from store.state.plan import load_plan
+    from store.plan.plan import load_plan
 
     return load_plan(job.layout.plan)
 

@@ -17,7 +17,7 @@ import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store.gate import probe, runs, scratch
+from store.sandbox import probe, runs, scratch
 
 PLAN = {"steps": [{"id": "build", "writes": ["src/**"]}, {"id": "ship", "approval": True}]}
 

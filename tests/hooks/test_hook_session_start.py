@@ -12,7 +12,8 @@ from conftest import Hook, JobDir, Payloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from store.state import health, ledger
+from store.ledger import ledger
+from store.state import health
 from store.state.protocol import HEADER, PROTOCOL
 
 SOURCES = ["session_start_startup", "session_start_resume", "session_start_clear", "session_start_compact"]

@@ -120,7 +120,7 @@ def test_the_gate_fails_closed_with_a_short_timeout() -> None:
     others = [e for ev, _, e in entries() if ev != "PreToolUse"]
     assert all("onFailure" not in e for e in others), "recorders and Stop fail open"
     assert all(e["timeout"] <= 10 for ev, _, e in entries() if ev not in ("UserPromptSubmit", "PostToolUse"))
-    # PostToolUse runs check_after_write, whose own limit is at most 60 s (store.state.rules)
+    # PostToolUse runs check_after_write, whose own limit is at most 60 s (store.plan.rules)
     assert all(60 < e["timeout"] <= 90 for ev, _, e in entries() if ev == "PostToolUse")
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from store.monitor import checks
 from store.monitor.outcomes import read_counters
+from store.plan.plan import parse_plan
 from store.state.location import Layout
-from store.state.plan import parse_plan
 
 GOOD: Dict[str, str] = {
     "a.py": "def f(x):\n    return x + 1\n",

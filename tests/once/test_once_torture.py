@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional
 
-from store.state import effects, journal
+from store.state import journal, once_keys
 from store.state.location import Layout
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ def test_sigkill_at_random_moments_never_runs_a_side_effect_twice(baton: Baton, 
 
     layout = Layout(project / ".baton", project)
     snap = journal.read_state(layout).snapshot
-    latest = {key: effects.lookup(layout, snap, key) for key in [f"k{i}" for i in range(KEYS)] + list(counts)}
+    latest = {key: once_keys.lookup(layout, snap, key) for key in [f"k{i}" for i in range(KEYS)] + list(counts)}
     for run in acknowledged:
         record = latest[run.key]
         assert record is not None and record["status"] == "result", run

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Sequence
 
 import pytest
 
-from store.state import effects, journal
+from store.state import journal, once_keys
 from store.state.location import Layout
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def test_a_run_killed_between_intent_and_result_is_unknown_until_settled(
     assert again.code == 3 and runs(job) == ["mail-2"]
     assert again.err.startswith("baton: once mail-2: outcome unknown. A run started at ")
     first_hash = journal.read_state(Layout(job / ".baton", job)).snapshot.first_hash
-    assert effects.idempotency_key(first_hash, "mail-2") in again.err
+    assert once_keys.idempotency_key(first_hash, "mail-2") in again.err
     assert 'baton once --settle mail-2 done|failed|retry "<evidence>"' in again.err
     brief = baton("brief").out
     assert any(line.startswith("UNKNOWN: mail-2 (deliver) started ") for line in brief.splitlines()), brief

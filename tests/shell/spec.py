@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional, Sequence, Tuple
 
 from store.shell import analyse
-from store.shell.report import Scan
+from store.shell.findings import Scan
 
 CWD = "/work/proj"
 HOME = "/home/u"

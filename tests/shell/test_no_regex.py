@@ -19,8 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from store.base import chars
-from store.gate import effects, patterns, permissions, simple_commands
-from store.shell import builtin, commands, environment, lex, programs, scan, variables, words, writers
+from store.gate import permissions
+from store.gate.rules import deny_bash, effects
+from store.shell import builtin, environment, known, programs, scan, simple, spans, variables, words, writers
 
 ROOT = Path(__file__).resolve().parents[2]
 NAMES = "aZ_09"
@@ -102,22 +103,22 @@ ROWS: List[Row] = [
     Row("chars.assignment", chars.assignment, _assignment_reference, NAMES + "[]+=\n"),
     Row("chars.arith_assign_end", lambda s: (e if (e := chars.arith_assign_end(s, 0)) > 0 else None),
         _match_end(r"\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"), " \t\u2003=+-<>*|^a"),
-    Row("lex._fd_end", lambda s: lex._fd_end(s, 0) or None,
+    Row("spans.fd_end", lambda s: spans.fd_end(s, 0) or None,
         _match_end(r"(?:[0-9]+|\{[A-Za-z_][A-Za-z0-9_]*\})(?=[<>])"), "09{}a_<>& "),
-    Row("lex._array_start", lambda s: lex._array_start(s, 0, len(s)),
+    Row("spans.array_start", lambda s: spans.array_start(s, 0, len(s)),
         _full(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?="), NAMES + "[]+=(\n"),
-    Row("lex._tilde_in_assignment", lambda s: lex._tilde_in_assignment(s, 0, len(s)),
+    Row("spans.tilde_in_assignment", lambda s: spans.tilde_in_assignment(s, 0, len(s)),
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*\+?=(?:.*:)?\Z", s) is not None, NAMES + "+=:/\n"),
-    Row("lex._tilde_end", lambda s: (e if (e := lex._tilde_end("~" + s, 0)) > 0 else None),
+    Row("spans.tilde_end", lambda s: (e if (e := spans.tilde_end("~" + s, 0)) > 0 else None),
         lambda s: (m.end() if (m := re.match(r"~[A-Za-z0-9._+-]*(?=[/ \t\n;&|()<>:]|\Z)", "~" + s)) else None),
         "a9._+-/ :;$~"),
-    Row("lex._dollar_name_end", lambda s: lex._dollar_name_end(s, 0) or None,
+    Row("spans.dollar_name_end", lambda s: spans.dollar_name_end(s, 0) or None,
         _match_end(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]|[@*#?$!-]"), NAMES + "@*#?$!-{%"),
-    Row("lex._plain_parameter", lex._plain_parameter, _full(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"),
+    Row("spans.plain_parameter", spans.plain_parameter, _full(r"(?:[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-])"),
         NAMES + "@*#-:[\n"),
-    Row("lex._bracket", lambda s: lex._bracket("[" + s, 0),
+    Row("spans.bracket", lambda s: spans.bracket("[" + s, 0),
         lambda s: re.match(r"\[[^ \t\n;&|()<>]*\]", "[" + s) is not None, "a]][ ;|\n"),
-    Row("lex._unescape_backticks", lex._unescape_backticks, lambda s: re.sub(r"\\([$`\\])", r"\1", s), "\\$`a"),
+    Row("spans.unescape_backticks", spans.unescape_backticks, lambda s: re.sub(r"\\([$`\\])", r"\1", s), "\\$`a"),
     Row("words.ansi_c", words.ansi_c, _ansi_reference, "\\xuUc0179aAfFnqé'"),
     Row("scan.not_a_file", scan.not_a_file,
         _full(r"/dev/(?:null|stdout|stderr|stdin|tty|fd/[0-9]+)|/proc/self/fd/[0-9]+"), "/devnulfdproc09\n"),
@@ -127,16 +128,16 @@ ROWS: List[Row] = [
         NAMES + "${}\n"),
     Row("scan.arith_assigned", scan.arith_assigned,
         lambda s: [m.group(1) or m.group(2) or m.group(3) for m in ARITH.finditer(s)], NAMES + " =+-<>*|^\t"),
-    Row("commands._url_runs", commands._url_runs, lambda s: re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", s) is not None,
+    Row("known._url_runs", known._url_runs, lambda s: re.match(r"[A-Za-z][A-Za-z0-9+.-]*::", s) is not None,
         "aZ9+.-:_"),
-    Row("commands._output_option", commands._output_option,
+    Row("known._output_option", known._output_option,
         lambda s: re.match(r"--outp(?:ut?)?(?:=|\Z)", s) is not None, "-outp=x\n"),
     Row("builtin._cd_option", builtin._cd_option, _full(r"-[LPe@]+|--"), "-LPe@x"),
     Row("builtin.letters_option", builtin.letters_option, _full(r"[-+][A-Za-z]+"), "-+aZ9\n"),
-    Row("simple_commands._assignment", simple_commands._assignment,
+    Row("simple._assignment", simple._assignment,
         lambda s: re.match(r"[A-Za-z_][A-Za-z0-9_]*(?:\[.*\])?\+?=", s) is not None, NAMES + "[]+=\n"),
     Row("writers._no_option", writers._no_option, _full(r"-n[a-zA-Z]+"), "-nvZ9"),
-    Row("commands.is_python", commands.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
+    Row("known.is_python", known.is_python, _full(r"(?:python|pypy)(?:[0-9]+(?:\.[0-9]+)?)?"),
         "pythonpy39.\n"),
     Row("programs._shell_option", programs._shell_option, _full(r"[-+][A-Za-z]+|--[a-z-]+"), "-+aZ9"),
     Row("programs._takes_value", programs._takes_value, _full(r"[-+][A-Za-z]*[oO]|--rcfile|--init-file"),
@@ -152,7 +153,7 @@ ROWS: List[Row] = [
         lambda s: re.match(r"^(?:sudo|command|builtin|exec|nohup|time|setsid|stdbuf|nice|env|timeout|xargs)$", s)
         is not None, "sudoenvtime\n"),
     Row("permissions._duration", permissions._duration, _full(r"[0-9.]+[smhd]?"), "09.smhdx"),
-    Row("patterns.tokens", patterns.tokens, lambda s: re.findall(r"[A-Za-z0-9_.+-]+", s), "aZ9_.+- /é"),
+    Row("deny_bash.tokens", deny_bash.tokens, lambda s: re.findall(r"[A-Za-z0-9_.+-]+", s), "aZ9_.+- /é"),
 ]
 
 
@@ -165,7 +166,7 @@ def test_each_scanner_answers_as_its_regex(row: Row, data: st.DataObject) -> Non
 
 
 def test_known_commands_the_regexes_were_written_for() -> None:
-    assert lex._fd_end("2>err", 0) == 1 and lex._fd_end("{fd}>x", 0) == 4 and lex._fd_end("22 >x", 0) == 0
+    assert spans.fd_end("2>err", 0) == 1 and spans.fd_end("{fd}>x", 0) == 4 and spans.fd_end("22 >x", 0) == 0
     assert scan.arith_assigned("i++, j += 2, k == 3, --n, x<<=1") == ["i", "j", "n", "x"]
     assert words.ansi_c(r"a\tb\x41\u00e9\101\cA\q\\") == "a\tbAéA\x01q\\"
     assert environment.changes_programs("http_proxy") and environment.changes_programs("MY_OPTS")
@@ -188,11 +189,12 @@ def test_the_bash_gate_reads_common_commands_without_importing_re(tmp_path: Path
         "import sys\n"
         "from store.base import jsonc as json\n"
         "from store.shell import analyse\n"
-        "from store.gate import patterns, permissions\n"
+        "from store.gate import permissions\n"
+        "from store.gate.rules import deny_bash\n"
         "for command in json.loads(sys.argv[1]):\n"
         "    s = analyse(command, sys.argv[2], '/home/u')\n"
         "    permissions.rule_matches('git push*', command)\n"
-        "    [patterns.hit(p, command, s) for p in ('git push*', '*--force*', 'rm -rf *', 'curl * | sh*')]\n"
+        "    [deny_bash.hit(p, command, s) for p in ('git push*', '*--force*', 'rm -rf *', 'curl * | sh*')]\n"
         "print(json.dumps(sorted(m for m in ('re', 'fnmatch', 'glob', 'enum', 'functools') if m in sys.modules)))\n"
     )
     import json

@@ -4,7 +4,7 @@ A command is read-only when every simple command in it is on the read-only list 
 builtin, git subcommand or tool option known to change nothing), writes nothing but the
 terminal, /dev/null and file descriptors, and evaluates no value the command itself set. The
 list holds only programs with no way to write a file or run other code, whatever their
-arguments (``store.shell.commands.PURE``); the commands that looked harmless but are not
+arguments (``store.shell.known.PURE``); the commands that looked harmless but are not
 (``jobs -x``, ``compgen -C``, ``test -v``, ``set -k`` ...) are specified in ``test_code.py``.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from spec import READ, check
 
-from store.shell.commands import PURE
+from store.shell.known import PURE
 
 # the list itself: adding a program means auditing it (options, environment) and adding it here
 AUDITED = set(

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from untraced import untraced
 
-from store.shell.report import Invocation, Scan
+from store.shell.findings import Invocation, Scan
 from store.shell.scan import scan
 
 REPO = Path(__file__).resolve().parents[2]
@@ -116,9 +117,11 @@ def test_nothing_is_executed(tmp_path: Path) -> None:
     "\\" * 50_000, "'" * 50_001, ";;", "case", "esac", "do done", "[[", "]]", "}", "{", "((", "))", "<<",
 ], ids=lambda command: repr(command)[:40])
 def test_never_raises_and_stays_fast(command: object) -> None:
-    start = time.perf_counter()
-    result = scan(command, CWD, HOME)  # type: ignore[arg-type]
-    assert time.perf_counter() - start < 10
+    _check_types(scan(command, CWD, HOME))  # type: ignore[arg-type]  # measured by coverage, if it runs
+    with untraced():  # timed as people run it
+        start = time.perf_counter()
+        result = scan(command, CWD, HOME)  # type: ignore[arg-type]
+        assert time.perf_counter() - start < 10
     _check_types(result)
 
 

@@ -16,10 +16,11 @@ from hypothesis import strategies as st
 from rebuild_wait import wait_for_rebuild
 
 from store.cli import actions
-from store.state import journal, ledger, location, snapshot
+from store.ledger import ledger
+from store.ledger.ledger import GENESIS, format_line, seal
+from store.plan.plan import parse_plan
+from store.state import journal, location, snapshot
 from store.state.brief import ALL_DONE, MAX_CHARS, render
-from store.state.ledger import GENESIS, format_line, seal
-from store.state.plan import parse_plan
 from store.state.snapshot import Snapshot
 
 if TYPE_CHECKING:

@@ -17,8 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from store.base.errors import BatonError
+from store.ledger.ledger import check_link, parse_line, read_last, seal
 from store.state import journal, location, snapshot
-from store.state.ledger import check_link, parse_line, read_last, seal
 
 if TYPE_CHECKING:
     from conftest import Baton, ChainLines, Sandbox

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from store.ledger.ledger import GENESIS, format_line, seal
 from store.state import quickread, snapshot
-from store.state.ledger import GENESIS, format_line, seal
 from store.state.snapshot import Snapshot
 
 STEPS = ["a", "b c", "d\u00e9", 'q"uote', "back\\slash", "never"]

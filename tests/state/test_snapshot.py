@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Tuple
 
 import pytest
 
-from store.state import ledger, snapshot
-from store.state.ledger import GENESIS, parse_line
+from store.ledger import ledger
+from store.ledger.ledger import GENESIS, parse_line
+from store.state import snapshot
 from store.state.snapshot import KEEP_SESSIONS, Snapshot
 
 if TYPE_CHECKING:

@@ -11,10 +11,10 @@ from typing import Any, Dict, List
 
 import pytest
 
+from store.plan.plan import parse_plan
 from store.state import claims, journal, leases, location, workers
 from store.state.brief import render
 from store.state.job import Job
-from store.state.plan import parse_plan
 from store.state.snapshot import Snapshot
 
 PLAN = parse_plan({"steps": [
@@ -111,7 +111,8 @@ def test_a_claim_merged_from_another_branch_counts_only_when_it_is_later() -> No
 
 
 def test_git_merging_two_branches_ledgers_keeps_each_steps_latest_claim(chain_lines: Any, tmp_path: Path) -> None:
-    from store.state import merge, snapshot
+    from store.ledger import merge
+    from store.state import snapshot
 
     def at(minute: int, **fields: Any) -> Dict[str, Any]:
         return {"ts": f"2026-01-01T10:{minute:02d}:00Z", "note": "", "session": "", **fields}

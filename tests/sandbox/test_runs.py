@@ -1,0 +1,50 @@
+"""Runs on record in ``.baton/run/``: the lock bwrap holds while a sandbox lives tells a running
+command from a finished one, and the short window before bwrap takes it counts as running."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from store.sandbox import probe, runs
+
+
+def test_a_run_is_running_while_its_sandbox_lives(tmp_path: Path) -> None:
+    state = str(tmp_path / ".baton")
+    os.makedirs(state)
+    files = runs.start(state, runs.run_id("toolu_1"), {"command": "sleep 1"})
+    assert (tmp_path / ".baton" / "run" / ".gitignore").read_text() == "*\n"
+    assert [r["command"] for r in runs.records(state)] == ["sleep 1"] and runs.running(state) == []
+    bwrap = probe.find_bwrap()
+    assert bwrap
+    proc = subprocess.Popen([bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--unshare-pid", "--unshare-user",
+                             "--cap-drop", "ALL", "--lock-file", files["lock"], "--", "sleep", "2"])
+    try:
+        deadline = time.monotonic() + 5
+        while not runs.lock_held(files["lock"]):
+            assert time.monotonic() < deadline, "bwrap never took the lock"
+            time.sleep(0.02)
+        assert [r["id"] for r in runs.running(state)] == ["toolu_1"]
+    finally:
+        proc.wait()
+    assert runs.running(state) == []
+
+
+def test_a_run_whose_shell_started_counts_as_running_until_bwrap_locks(tmp_path: Path) -> None:
+    state = str(tmp_path / ".baton")
+    os.makedirs(state)
+    files = runs.start(state, "call", {"command": "x"})
+    Path(files["started"]).touch()
+    assert runs.running(state)
+    os.utime(files["started"], (time.time() - 10, time.time() - 10))
+    assert not runs.running(state)
+    runs.finish(state, "call")
+    assert runs.records(state) == [] and not any(os.path.exists(p) for p in files.values())
+
+
+def test_run_ids_are_safe_file_names() -> None:
+    assert runs.run_id("toolu_01AbC") == "toolu_01AbC"
+    assert runs.run_id("../../x y") == "______x_y"
+    assert runs.run_id(None).startswith("call_") and runs.run_id("") != runs.run_id("")

@@ -1,8 +1,10 @@
 """The sandbox and the host's files, in the real CLI with bubblewrap installed: what the host keeps
 under /tmp (a program, a venv, a data file) is there in a sandboxed call as outside; what a call
 writes to /tmp is there for the job's next call, in a step with `writes` and in one without; the
-host's /tmp does not change; ordinary work in a step with `writes` runs (git commit of the step's
-files, mktemp); and sandboxed calls leave no empty folders in the project.
+host's /tmp does not change; a `baton` call chained with work that writes to /tmp reaches the job
+through the broker while the work's file stays in the job's /tmp; ordinary work in a step with
+`writes` runs (git commit of the step's files, mktemp); and sandboxed calls leave no empty folders
+in the project.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import gatemodes
 
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use
-from .jobstate import Turns, baton, results_by_id, write_plan
+from .jobstate import Turns, baton, ledger, results_by_id, write_plan
 
 PLAN = {"job": "e2e-host", "steps": [{"id": "build", "writes": ["src/**"]}, {"id": "look", "writes": []}]}
 
@@ -83,6 +85,34 @@ def test_the_hosts_tmp_is_there_and_what_a_call_writes_to_tmp_is_the_jobs(
     assert run.returncode == 0, run.stderr
     assert outputs(fake_api)["look"].split() == ["kept", "more"]  # the job's /tmp, in a step that writes nothing
     assert host_files(host) == before and not Path(scratch).exists()
+
+
+def test_a_chained_baton_record_reaches_the_job_while_the_work_writes_to_the_jobs_tmp(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path, tmp_path: Path
+) -> None:
+    gatemodes.sandboxed_here(claude.home)
+    host = tmp_path / "hostdata.txt"  # under the host's /tmp
+    host.write_text("host data\n")
+    scratch = f"/tmp/baton-e2e-{uuid.uuid4().hex}.txt"
+    write_plan(project, {"job": "e2e-chained-tmp", "steps": ["a", "b"]})
+    fake_api.script = Turns(
+        [text("writing"), bash("a", f'cat {host} && echo x > {scratch} && baton record a done "wrote it" && '
+                                    f"cat {scratch}")],
+        [bash("b", f'cat {scratch} && baton record b done "read it back"')],
+        [text("done")])
+
+    run = claude.run("do the job", cwd=project, plugin_dir=plugin_copy, timeout=240)
+
+    assert run.returncode == 0, run.stderr
+    seen = outputs(fake_api)
+    assert seen["a"].split()[:2] == ["host", "data"], seen["a"]  # the host's file, read with the broker's call
+    assert "recorded a done" in seen["a"] and seen["a"].split()[-1] == "x", seen["a"]
+    assert seen["b"].split()[0] == "x" and "recorded b done" in seen["b"], seen["b"]  # the job's next call
+    records = [(r["step"], r["status"], r["note"]) for r in ledger(project) if r["status"] != "stop"]
+    assert records[:2] == [("a", "done", "wrote it"), ("b", "done", "read it back")], records
+    assert not Path(scratch).exists() and host.read_text() == "host data\n"  # the host's /tmp is as it was
+    kept = next(Path(claude.home, ".cache/baton/jobs").glob("*/tmp")) / scratch[len("/tmp/"):]
+    assert kept.read_text() == "x\n"  # the file is the job's
 
 
 def repository(project: Path) -> None:

@@ -76,6 +76,34 @@ def _is_socket(path: str) -> bool:
         return False
 
 
+def _allows(st: os.stat_result, bits: int) -> bool:
+    """Whether the mode bits alone (no capability: the sandbox has none) grant ``bits`` (a user-class mask)."""
+    if st.st_uid == os.getuid():
+        return bool(st.st_mode & bits)
+    if st.st_gid in (os.getgid(), *os.getgroups()):
+        return bool(st.st_mode & (bits >> 3))
+    return bool(st.st_mode & (bits >> 6))
+
+
+def reachable(path: str) -> bool:
+    """Whether a process without capabilities could connect to ``path``: every folder above it
+    searchable and the socket writable by mode bits. One it cannot reach needs no cover, and bwrap
+    could not even make the mount point there (a root caller keeps no capability in the sandbox)."""
+    try:
+        if not _allows(os.stat(path), stat.S_IWUSR):
+            return False
+        folder = os.path.dirname(path)
+        while True:
+            if not _allows(os.stat(folder), stat.S_IXUSR):
+                return False
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return True
+            folder = parent
+    except OSError:
+        return False
+
+
 def hidden(candidates: Iterable[str], job_folders: Iterable[str], shown_again: Iterable[str]) -> List[str]:
     """The sockets to cover: real, existing, outside ``job_folders``, and visible in the sandbox (not
     in a replaced place unless inside one of ``shown_again``, folders bound there again)."""
@@ -83,7 +111,7 @@ def hidden(candidates: Iterable[str], job_folders: Iterable[str], shown_again: I
     found: Set[str] = set()
     for raw in candidates:
         path = os.path.realpath(raw)
-        if path in found or inside(path, keep) or not _is_socket(path):
+        if path in found or inside(path, keep) or not _is_socket(path) or not reachable(path):
             continue
         if inside(path, REPLACED) and not inside(path, again):
             continue

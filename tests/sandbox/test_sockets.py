@@ -57,3 +57,18 @@ def test_the_scope_starts_only_for_host_network_on_a_kernel_that_has_it() -> Non
     assert scope.kernel("5.15.0") == (5, 15) and scope.kernel("garbage") == (0, 0)
     assert not scope.wanted("none") and not scope.wanted((("pypi.org",),))
     assert scope.wanted("host") == (scope.kernel(__import__("os").uname().release) >= scope.FIRST_KERNEL)
+
+
+def test_a_socket_no_capability_could_reach_needs_no_cover(tmp_path: Path) -> None:
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(folder / "s"))
+    try:
+        assert sockets.reachable(str(folder / "s"))
+        folder.chmod(0o600)  # not searchable by mode bits: bwrap could not even make the mount point there
+        assert not sockets.reachable(str(folder / "s"))
+        assert sockets.hidden([str(folder / "s")], [], []) == []
+    finally:
+        folder.chmod(0o700)
+        server.close()

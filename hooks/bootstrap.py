@@ -4,6 +4,7 @@ root, event = sys.argv[1], sys.argv[2]
 if sys.path[:1] == [""]:  # -c puts the current folder first: a project's own json.py or enum.py must not load
     del sys.path[0]
 sys.path.insert(0, root)
+sys.pycache_prefix = None  # compiled code only beside the source, in the plugin's folder: a PYTHONPYCACHEPREFIX folder may be writable where that one is not
 cache = None
 try:  # baton's modules from one compiled file (hooks/codecache.py); without it, only a slower start
     from hooks import codecache

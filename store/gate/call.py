@@ -13,6 +13,7 @@ import stat
 
 from store.base import paths
 from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
+from store.sandbox.own_paths import own_paths
 from store.state import approvals
 
 TYPE_CHECKING = False
@@ -93,6 +94,9 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
                                  "`baton record`")
         if any(paths.under(path, d) for d in call.key_dirs):
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
+        if any(paths.under(path, d) for d in own_paths(call.env)):
+            return "own-files", ("it is baton's own code or state (the plugin's folder, its module cache or the "
+                                 "sandbox probe), which every later hook runs or reads outside the sandbox")
     if plan and plan.protect and paths.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
     if plan and runs_code(call, real):

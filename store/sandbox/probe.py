@@ -4,7 +4,8 @@ The probe runs ``bwrap`` with the flags the sandbox uses and checks, inside, tha
 and that no capability is left (``--cap-drop ALL`` is what keeps a root caller from undoing the
 mounts). The answer is cached in ``$XDG_STATE_HOME/baton/sandbox-probe.json`` (never writable from
 inside the sandbox, so a command cannot force the fallback), keyed by bwrap's file, the kernel and
-the user, for a day. Only absolute, system locations of ``bwrap`` are used, never PATH.
+the user, for a day. That folder is baton's own state (:mod:`store.sandbox.own_paths`): no tool
+writes it, so a forged "cannot run" cannot turn the sandbox off. Only absolute, system locations of ``bwrap`` are used, never PATH.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 
 from store.base import jsonc
+from store.sandbox.own_paths import state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,11 +35,6 @@ class Probe:
 
     def __init__(self, ok: bool, bwrap: str, why: str) -> None:
         self.ok, self.bwrap, self.why = ok, bwrap, why
-
-
-def state_dir(env: Mapping[str, str]) -> str:
-    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "baton")
 
 
 def cache_path(env: Mapping[str, str]) -> str:

@@ -109,7 +109,9 @@ def test_nothing_is_written_when_bytecode_writing_is_off(root: Path) -> None:
     assert not cache_file(root).exists()
 
 
-def test_the_file_follows_pythons_bytecode_prefix(root: Path, tmp_path: Path) -> None:
+def test_the_file_follows_pythons_bytecode_prefix_outside_the_hooks(root: Path, tmp_path: Path) -> None:
+    """For a program that keeps the prefix (not the hooks: their bootstrap switches it off, see
+    tests/hooks/test_hook_persistence.py) the file is where Python puts a ``.pyc``."""
     prefix = tmp_path / "prefix"
     run(root, PYTHONPYCACHEPREFIX=str(prefix))
     assert not cache_file(root).exists()

@@ -1,0 +1,173 @@
+"""Issue 29, persistence: what a tool writes outside the sandbox must not be what the next hook runs.
+
+Each attack is executed: the hook as hooks.json starts it (a copy of the plugin per test, so an
+attack that got through could not spoil other tests), then what Claude Code would do with the
+answer (write the file, or run the command it was handed), then the file system is compared
+before and after, and the next hook is run to see that it is still baton's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+import gatemodes
+import hookkit
+import pytest
+from conftest import Hook, JobDir, Payloads, copy_plugin, make_subprocess_runner
+
+from hooks import codecache
+
+PLAN = {"steps": [{"id": "build"}, {"id": "ship", "approval": True}]}  # build may write anything in the project
+
+
+def write(payload: Payloads, path: str, content: str = "raise SystemExit('the model ran')\n") -> Dict[str, Any]:
+    return payload("pre_tool_use_write", tool_input={"file_path": path, "content": content})
+
+
+def as_claude_code_would(result: hookkit.Result, tool_input: Dict[str, Any]) -> None:
+    """Write the file after PreToolUse's answer, as Claude Code would: nothing on deny."""
+    if result.denied:
+        return
+    os.makedirs(os.path.dirname(tool_input["file_path"]), exist_ok=True)
+    with open(tool_input["file_path"], "w") as handle:
+        handle.write(tool_input["content"])
+
+
+def run_bash(hook: Hook, payload: Payloads, job: JobDir, command: str) -> hookkit.Result:
+    """The Bash call through the gate, then what Claude Code runs after its answer."""
+    result = hook("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": command, "description": "run"}))
+    ran = hookkit.runs_after(result, command)
+    if ran is not None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(job.home)}
+        subprocess.run(["bash", "-c", ran], cwd=job.project, env=env, capture_output=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    return result
+
+
+def tree(root: Path) -> Dict[str, str]:
+    """Every file below ``root`` and a digest of its content (``__pycache__`` aside: Python's own)."""
+    found = {}
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in files:
+            path = os.path.join(folder, name)
+            found[os.path.relpath(path, root)] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return found
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    return copy_plugin(tmp_path / "own")
+
+
+@pytest.fixture
+def own_hook(plugin: Path, job: JobDir, python_shim: str) -> Hook:
+    gatemodes.set_mode("sandboxed", job.home)
+    return make_subprocess_runner(plugin, job, python_shim)
+
+
+@pytest.mark.parametrize("target", ["hooks/pre_tool_use.py", "hooks/hooks.json", "store/gate/policy.py",
+                                    "hooks/__pycache__/baton-modules.bin", "bin/baton"])
+@pytest.mark.parametrize("with_job", [True, False])
+def test_no_write_reaches_the_plugins_own_folder(target: str, with_job: bool, plugin: Path, own_hook: Hook,
+                                                 job: JobDir, payload: Payloads) -> None:
+    if with_job:
+        job.plan(PLAN)
+    before = tree(plugin)
+    call = write(payload, str(plugin / target))
+    result = own_hook("PreToolUse", call)
+    as_claude_code_would(result, call["tool_input"])
+    assert result.denied and result.reason.endswith("[baton:own-files]"), result.reason
+    assert tree(plugin) == before
+    later = own_hook("PreToolUse", write(payload, job.path(".baton/plan.json")))
+    assert later.denied and "[baton:own-files]" in later.reason, "the next hook is still baton's"
+
+
+def test_a_sandboxed_command_cannot_change_a_plugin_that_lies_in_a_writable_cache(
+        job: JobDir, payload: Payloads, python_shim: str) -> None:
+    """A plugin loaded with --plugin-dir from a folder the sandbox leaves writable (a shared cache
+    under the home folder, here) is still read-only to every command."""
+    plugin = copy_plugin(job.home / ".cache" / "plugins")
+    gatemodes.set_mode("sandboxed", job.home)
+    hook = make_subprocess_runner(plugin, job, python_shim)
+    job.plan(PLAN)
+    before = tree(plugin)
+    code = "import sys; [open(sys.argv[1] + n, 'a').write('raise SystemExit(9)') for n in ('/pre_tool_use.py', '/new.py')]"
+    result = run_bash(hook, payload, job, f'python3 -c "{code}" {plugin.parent}/*/hooks')  # a path the reader cannot tell
+    assert not result.denied and result.command, "the command runs, sandboxed"
+    assert tree(plugin) == before
+    assert hook("PreToolUse", write(payload, job.path(".baton/plan.json"))).denied
+
+
+def poison_cache(where: str, root: Path, marker: Path) -> None:
+    """A module cache at ``where`` whose hooks.adapter writes ``marker`` (valid for this Python and
+    for the source as it is on disk, as the model could make it)."""
+    source = root / "hooks" / "adapter.py"
+    info = source.stat()
+    code = compile(f"open({str(marker)!r}, 'w').write('ran')\n", str(source), "exec")
+    entry = ("hooks/adapter.py", False, info.st_size, info.st_mtime_ns, marshal.dumps(code))
+    codecache.write(where, {"hooks.adapter": entry})
+
+
+def test_a_module_cache_under_pythonpycacheprefix_is_never_read(plugin: Path, job: JobDir, payload: Payloads,
+                                                                 python_shim: str) -> None:
+    """The person's PYTHONPYCACHEPREFIX may point into a cache the sandbox leaves writable; the hook
+    reads its compiled code only from the plugin's own folder."""
+    prefix = job.home / ".cache" / "pycache"
+    marker = job.home / "cache-ran"
+    where = os.path.join(str(prefix), str(plugin / "hooks").lstrip(os.sep),
+                         f"baton-modules.{sys.implementation.cache_tag}.bin")
+    poison_cache(where, plugin, marker)
+    job.plan(PLAN)
+    hook = make_subprocess_runner(plugin, job, python_shim)
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
+    gatemodes.set_mode("sandboxed", job.home)
+    result = hook("PreToolUse", write(payload, job.path(".baton/plan.json")), env=env)
+    assert not marker.exists(), "the planted module cache ran"
+    assert result.denied and "[baton:own-files]" in result.reason
+
+
+@pytest.mark.parametrize("target", ["~/.local/state/baton/sandbox-probe.json", "$XDG/baton/sandbox-probe.json"])
+def test_a_forged_probe_cannot_turn_the_sandbox_off(target: str, own_hook: Hook, job: JobDir,
+                                                    payload: Payloads, tmp_path: Path) -> None:
+    job.plan(PLAN)
+    env: Optional[Dict[str, str]] = None
+    if target.startswith("$XDG"):
+        env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state")}
+        target = target.replace("$XDG", str(tmp_path / "state"))
+    path = target.replace("~", str(job.home), 1)
+    forged = json.dumps({"key": "x", "at": 0, "ok": False, "bwrap": "", "why": "forged"})
+    before = Path(path).read_bytes() if os.path.exists(path) else None
+    call = write(payload, path, forged)
+    result = own_hook("PreToolUse", call, env=env)
+    as_claude_code_would(result, call["tool_input"])
+    assert result.denied and result.reason.endswith("[baton:own-files]"), result.reason
+    assert (Path(path).read_bytes() if os.path.exists(path) else None) == before
+    after = own_hook("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "run"}),
+                     env=env)
+    assert hookkit.sandbox_original(after.command) == "ls", "Bash is still sandboxed"
+
+
+STARTUP = ["~/.zlogin", "~/.zlogout", "~/.bash_logout", "~/.kshrc", "~/.config/fish/config.fish", "~/.profile",
+           "~/.zshenv", "~/.cshrc", "~/.gitconfig", "~/.config/git/config", "~/.ssh/config", "~/.ssh/id_ed25519",
+           "~/.python-version", "~/.tool-versions", "~/.pyenv/version", "~/.config/mise/config.toml"]
+
+
+@pytest.mark.parametrize("target", STARTUP)
+def test_no_tool_writes_a_shell_start_up_file(target: str, hook: Hook, job: JobDir, payload: Payloads) -> None:
+    job.plan(PLAN)
+    path = str(job.home) + target[1:]
+    call = write(payload, path, "touch ~/pwned\n")
+    result = hook("PreToolUse", call)
+    as_claude_code_would(result, call["tool_input"])
+    assert result.denied and result.reason.endswith("[baton:runs-code]"), result.reason
+    assert not os.path.exists(path)
+    ran = run_bash(hook, payload, job, f"mkdir -p {os.path.dirname(path)} && echo 'touch ~/pwned' >> {path}")
+    assert not os.path.exists(path), ran.reason

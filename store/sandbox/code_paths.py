@@ -11,11 +11,12 @@ from __future__ import annotations
 
 PROJECT_CODE = (".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
                 ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
-SHELL_STARTUP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
-                 ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".shrc", ".cshrc", ".tcshrc", ".login", ".logout",
+SHELL_STARTUP = (".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+                 ".zshenv", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".shrc", ".cshrc", ".tcshrc", ".login",
+                 ".logout",
                  ".config/fish", ".config/zsh", ".config/environment.d", ".pam_environment", ".inputrc")
 # what picks the interpreter a hook runs (pyenv, asdf, mise and their shims): steering it steers every hook
-VERSION_PICKERS = (".python-version", ".tool-versions", ".pyenv", ".asdf", ".asdfrc", ".config/mise", ".local/share/mise",
-                   ".mise.toml")
+VERSION_PICKERS = (".python-version", ".tool-versions", ".pyenv", ".asdf", ".asdfrc", ".config/mise",
+                   ".local/share/mise", ".mise.toml")
 HOME_CODE = (*SHELL_STARTUP, *VERSION_PICKERS, ".gitconfig", ".config/git", ".claude", ".claude.json", ".ssh",
              ".local/bin", ".config/baton", ".config/systemd", ".config/autostart")

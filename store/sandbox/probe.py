@@ -5,7 +5,8 @@ and that no capability is left (``--cap-drop ALL`` is what keeps a root caller f
 mounts). The answer is cached in ``$XDG_STATE_HOME/baton/sandbox-probe.json`` (never writable from
 inside the sandbox, so a command cannot force the fallback), keyed by bwrap's file, the kernel and
 the user, for a day. That folder is baton's own state (:mod:`store.sandbox.own_paths`): no tool
-writes it, so a forged "cannot run" cannot turn the sandbox off. Only absolute, system locations of ``bwrap`` are used, never PATH.
+writes it, so a forged "cannot run" cannot turn the sandbox off. Only absolute, system locations of
+``bwrap`` are used, never PATH.
 """
 
 from __future__ import annotations

@@ -99,8 +99,8 @@ def test_a_sandboxed_command_cannot_change_a_plugin_that_lies_in_a_writable_cach
     hook = make_subprocess_runner(plugin, job, python_shim)
     job.plan(PLAN)
     before = tree(plugin)
-    code = "import sys; [open(sys.argv[1] + n, 'a').write('raise SystemExit(9)') for n in ('/pre_tool_use.py', '/new.py')]"
-    result = run_bash(hook, payload, job, f'python3 -c "{code}" {plugin.parent}/*/hooks')  # a path the reader cannot tell
+    code = "import sys; [open(sys.argv[1] + n, 'a').write('raise 9') for n in ('/pre_tool_use.py', '/x.py')]"
+    result = run_bash(hook, payload, job, f'python3 -c "{code}" {plugin.parent}/*/hooks')  # a path no reader tells
     assert not result.denied and result.command, "the command runs, sandboxed"
     assert tree(plugin) == before
     assert hook("PreToolUse", write(payload, job.path(".baton/plan.json"))).denied

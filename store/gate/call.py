@@ -106,10 +106,15 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
 
 
 def runs_code(call: Call, real: str) -> bool:
-    """``real`` is one of the files that make other programs run code later (``code_paths``)."""
+    """``real`` is one of the files that make other programs run code later (``code_paths``), or
+    one of the person's Claude Code settings files, wherever they lie."""
     home = os.path.realpath(call.home)
-    return any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
-        any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+    if any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+            any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE):
+        return True
+    from store.sandbox.claude_settings import settings_files  # the person's: a --settings file may lie anywhere
+
+    return any(paths.under(real, os.path.realpath(path)) for path in settings_files(call.project, call.env))
 
 
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:

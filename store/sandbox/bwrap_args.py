@@ -132,7 +132,11 @@ def _own(policy: Policy) -> List[str]:
         os.makedirs(own_paths.state_dir(env), mode=0o700, exist_ok=True)  # so no command can plant one first
     except OSError:
         pass
-    return [a for path in own_paths.own_paths(env) if os.path.isdir(path) for a in ("--ro-bind", path, path)]
+    from store.sandbox.claude_settings import settings_files  # the person's, wherever they lie (a --settings file)
+
+    found = [p for p in own_paths.own_paths(env) if os.path.isdir(p)]
+    found += [p for p in (os.path.realpath(f) for f in settings_files(policy.project, env)) if os.path.isfile(p)]
+    return [a for path in found for a in ("--ro-bind", path, path)]
 
 
 def build(policy: Policy, lock: str = "") -> Built:

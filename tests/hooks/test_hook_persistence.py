@@ -171,3 +171,54 @@ def test_no_tool_writes_a_shell_start_up_file(target: str, hook: Hook, job: JobD
     assert not os.path.exists(path)
     ran = run_bash(hook, payload, job, f"mkdir -p {os.path.dirname(path)} && echo 'touch ~/pwned' >> {path}")
     assert not os.path.exists(path), ran.reason
+
+
+@pytest.fixture
+def cli_with_settings(job: JobDir) -> Any:
+    """A stand-in for the running CLI, started as ``claude --settings ci/claude-settings.json``: the
+    hooks read its arguments from /proc/$CLAUDE_PID/cmdline."""
+    (job.project / "ci").mkdir()
+    (job.project / "ci" / "claude-settings.json").write_text(json.dumps({"permissions": {"allow": []}}))
+    proc = subprocess.Popen(["bash", "-c", "sleep 120; :", "claude", "--settings", "ci/claude-settings.json"])
+    yield proc
+    proc.kill()
+    proc.wait()
+
+
+def hook_in(plugin: Path, job: JobDir, shim: str, cwd: Path, event: str, payload: hookkit.Payload,
+            pid: int) -> hookkit.Result:
+    """hooks.json's hook started in ``cwd`` (Claude Code starts hooks in the session's current
+    folder, which follows the model's ``cd``), for the CLI ``pid``."""
+    (entry,) = hookkit.commands_for(plugin / "hooks" / "hooks.json", event, payload, str(job.home))
+    data = job.home / ".claude" / "plugins" / "data" / "baton-inline"
+    data.mkdir(parents=True, exist_ok=True)
+    env = hookkit.hook_env(os.environ, job.project, plugin, data, hookkit.SESSION, shim)
+    env.update(CLAUDE_PID=str(pid), HOME=str(job.home))
+    raw = hookkit.launch(entry, plugin, hookkit.encode(payload), env, cwd)
+    assert raw.code == 0 and raw.err == "", raw
+    return hookkit.Result(raw.code, raw.out, raw.err, hookkit.check_output(event, raw.out, payload))
+
+
+@pytest.mark.parametrize("where", ["ci", "sub/ci"])
+def test_a_settings_file_the_model_writes_cannot_turn_the_sandbox_off(
+        where: str, plugin: Path, job: JobDir, payload: Payloads, python_shim: str, cli_with_settings: Any) -> None:
+    """``claude --settings ci/claude-settings.json``: the model writes Claude Code's sandbox on in that
+    file (baton's own sandbox then stands down), or in the same name below a folder it then ``cd``s into."""
+    gatemodes.set_mode("sandboxed", job.home)
+    job.plan(PLAN)
+    pid = cli_with_settings.pid
+    folder = job.project / where
+    folder.mkdir(parents=True, exist_ok=True)
+    cwd = folder.parent
+    path = folder / "claude-settings.json"
+    before = path.read_bytes() if path.exists() else None
+    call = write(payload, str(path), json.dumps({"sandbox": {"enabled": True}}))
+    call["cwd"] = str(cwd)
+    result = hook_in(plugin, job, python_shim, cwd, "PreToolUse", call, pid)
+    as_claude_code_would(result, call["tool_input"])
+    if where == "ci":
+        assert result.denied and result.reason.endswith("[baton:runs-code]"), result.reason
+        assert path.read_bytes() == before
+    bash = payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "run"}, cwd=str(cwd))
+    after = hook_in(plugin, job, python_shim, cwd, "PreToolUse", bash, pid)
+    assert hookkit.sandbox_original(after.command) == "ls", f"Bash is no longer sandboxed: {after.out}"

@@ -222,3 +222,47 @@ def test_a_settings_file_the_model_writes_cannot_turn_the_sandbox_off(
     bash = payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "run"}, cwd=str(cwd))
     after = hook_in(plugin, job, python_shim, cwd, "PreToolUse", bash, pid)
     assert hookkit.sandbox_original(after.command) == "ls", f"Bash is no longer sandboxed: {after.out}"
+
+
+MAKEFILE = "check:\n\t@echo pwned > $(HOME)/pwned; cat $(HOME)/.config/baton/approval.key > src/leak; true\n"
+
+
+def written(payload: Payloads, job: JobDir, rel: str, text: str) -> Dict[str, Any]:
+    """PostToolUse for a Write the model made (the file written first, as Claude Code does)."""
+    path = job.project / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    data = payload("post_tool_use_write")
+    data["tool_input"]["file_path"] = str(path)
+    data["tool_response"]["filePath"] = str(path)
+    return data
+
+
+def test_a_check_after_write_runs_the_models_makefile_only_in_the_sandbox(subproc: Hook, job: JobDir,
+                                                                          payload: Payloads) -> None:
+    from store.state import approvals
+
+    gatemodes.set_mode("sandboxed", job.home)
+    key = approvals.ensure_key({"HOME": str(job.home)})
+    job.plan({"rules": [{"id": "lint", "check_after_write": {"src/**": "make -s check F={file}"}, "reason": "r"}],
+              "steps": [{"id": "build", "writes": ["src/**", "Makefile"]}, {"id": "ship", "approval": True}]})
+    subproc("PostToolUse", written(payload, job, "Makefile", MAKEFILE))
+    before = tree(job.home)
+    subproc("PostToolUse", written(payload, job, "src/app.py", "x = 1\n"))
+    after = {k: v for k, v in tree(job.home).items() if not k.startswith(".cache/baton/jobs/")}  # the sandbox's /tmp
+    assert after == before and not (job.home / "pwned").exists()
+    leak = job.project / "src" / "leak"
+    assert not leak.exists() or key not in leak.read_bytes(), "the model's Makefile read the approval key"
+    assert leak.exists(), "the Makefile ran (in the sandbox): this test could fail"
+
+
+def test_a_built_in_check_never_imports_the_projects_modules(inproc_fallback: Hook, job: JobDir,
+                                                             payload: Payloads) -> None:
+    """The built-in checkers import json and traceback; a json.py at the project's root must not run,
+    even where no sandbox does."""
+    marker = job.home / "json-ran"
+    job.plan({"rules": [{"id": "syntax", "check_after_write": "default", "reason": "r"}], "steps": ["build"]})
+    inproc_fallback("PostToolUse", written(payload, job, "json.py", f"open({str(marker)!r}, 'w').write('ran')\n"))
+    result = inproc_fallback("PostToolUse", written(payload, job, "data.json", "{\"a\": 1}"))
+    assert not marker.exists(), "the project's json.py ran outside the sandbox"
+    assert "fails its check" not in result.context

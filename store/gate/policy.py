@@ -68,8 +68,29 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
         if "approve" in text and "baton" in text:
             return refuse("approve", "baton denied scheduling an approval: only a person may approve a step, by "
                                      "typing it.")
+        if scheduled_command(call.input):
+            return refuse("scheduled", "baton denied scheduling a baton command: a prompt that fires later is not "
+                                       "typed by a person, and baton's commands in the prompt (/baton:record, "
+                                       "/record ...) speak for the person (a skip among them). Run `baton record` "
+                                       "yourself when it is time, or leave the step to the person.")
         return tools_check(call, rules)
     return tools_check(call, rules)
+
+
+def scheduled_command(value: Any) -> bool:
+    """A prompt among ``value``'s strings (any field, any depth) that baton's prompt hook would answer
+    as a person's command: ``/baton:...``, or a bare ``/record``, ``/brief`` or ``/approve``."""
+    if isinstance(value, dict):
+        return any(scheduled_command(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(scheduled_command(v) for v in value)
+    if not isinstance(value, str):
+        return False
+    text = paths.fold(value)
+    if "baton:" in text:
+        return True
+    words = text.split()
+    return any(w.startswith(("/record", "/brief", "/approve")) for w in words)
 
 
 def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,

@@ -266,3 +266,27 @@ def test_a_built_in_check_never_imports_the_projects_modules(inproc_fallback: Ho
     result = inproc_fallback("PostToolUse", written(payload, job, "data.json", "{\"a\": 1}"))
     assert not marker.exists(), "the project's json.py ran outside the sandbox"
     assert "fails its check" not in result.context
+
+
+@pytest.mark.parametrize("tool, tool_input", [
+    ("CronCreate", {"cron": "*/1 * * * *", "prompt": "/baton:record ship skipped no time", "recurring": False}),
+    ("CronCreate", {"cron": "*/1 * * * *", "prompt": "  /record ship skipped no time"}),
+    ("CronCreate", {"cron": "*/1 * * * *", "prompt": "\uff0fBATON:record ship skipped no time"}),
+    ("ScheduleWakeup", {"delaySeconds": 60, "prompt": "/baton:record ship skipped later", "reason": "later"}),
+])
+def test_a_scheduled_prompt_cannot_skip_a_step_that_waits_for_a_person(tool: str, tool_input: Dict[str, Any],
+                                                                       hook: Hook, job: JobDir,
+                                                                       payload: Payloads) -> None:
+    """The model schedules ``/baton:record ship skipped``; when it fires Claude Code submits it as a
+    prompt, which baton's prompt hook would answer as the person's own."""
+    job.plan({"steps": ["build", {"id": "ship", "approval": True}]})
+    job.record("build", "done", "built")
+    before = job.ledger()
+    call = payload("pre_tool_use_skill", tool_name=tool, tool_input=tool_input)
+    result = hook("PreToolUse", call)
+    if not result.denied:  # what Claude Code would do when the schedule fires
+        hook("UserPromptSubmit", payload("user_prompt_submit_command", prompt=tool_input["prompt"]))
+    assert [r["status"] for r in job.ledger()] == [r["status"] for r in before], "a scheduled prompt skipped ship"
+    assert result.denied and result.reason.endswith("[baton:scheduled]"), result.reason
+    ordinary = payload("pre_tool_use_skill", tool_name=tool, tool_input={**tool_input, "prompt": "run the tests"})
+    assert not hook("PreToolUse", ordinary).denied

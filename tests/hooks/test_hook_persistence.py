@@ -290,3 +290,49 @@ def test_a_scheduled_prompt_cannot_skip_a_step_that_waits_for_a_person(tool: str
     assert result.denied and result.reason.endswith("[baton:scheduled]"), result.reason
     ordinary = payload("pre_tool_use_skill", tool_name=tool, tool_input={**tool_input, "prompt": "run the tests"})
     assert not hook("PreToolUse", ordinary).denied
+
+
+PYENV_SHIM = """#!/bin/sh
+# pyenv's shim, reduced to what matters here: the version comes from PYENV_VERSION, else from the
+# first .python-version found from the current folder up, else the global one; a version that is
+# not installed makes the shim fail, as pyenv's does ("version `3.6.15' is not installed")
+dir=$PWD
+version=${PYENV_VERSION:-}
+while [ -z "$version" ] && [ -n "$dir" ]; do
+    [ -f "$dir/.python-version" ] && version=$(cat "$dir/.python-version")
+    [ "$dir" = / ] && break
+    dir=$(dirname "$dir")
+done
+case "${version:-system}" in
+    system|3.*[0-9]-ok) exec %s "$@" ;;
+    *) echo "pyenv: version \\`$version' is not installed" >&2; exit 1 ;;
+esac
+"""
+
+
+def test_a_version_file_the_model_writes_does_not_pick_the_hooks_interpreter(plugin: Path, job: JobDir,
+                                                                             payload: Payloads,
+                                                                             tmp_path: Path) -> None:
+    """With pyenv's shims first on PATH, ``.python-version`` in the folder the model ``cd``s into
+    would make every hook's ``python3`` fail: every call refused, no brief."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    (shims / "python3").write_text(PYENV_SHIM % sys.executable)
+    (shims / "python3").chmod(0o755)
+    gatemodes.set_mode("sandboxed", job.home)
+    job.plan(PLAN)
+    sub = job.project / "src"
+    sub.mkdir()
+    call = write(payload, str(sub / ".python-version"), "3.6.15\n")
+    call["cwd"] = str(sub)
+    first = hook_in(plugin, job, str(shims), sub, "PreToolUse", call, os.getpid())
+    as_claude_code_would(first, call["tool_input"])
+    assert (sub / ".python-version").exists(), "an ordinary project file: the step may write it"
+    for event, body in (("SessionStart", payload("session_start_startup", cwd=str(sub))),
+                        ("PreToolUse", payload("pre_tool_use_bash", tool_input={"command": "ls", "description": "r"},
+                                               cwd=str(sub)))):
+        result = hook_in(plugin, job, str(shims), sub, event, body, os.getpid())
+        if event == "SessionStart":
+            assert "NEXT: build" in result.context, result
+        else:
+            assert hookkit.sandbox_original(result.command) == "ls", result

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from store.state.job import Job
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
+PERSON_COMMANDS = ("record", "approve", "plan")  # store.cli.prompt's commands that change the job
 TELEMETRY_SETTINGS = "telemetry.env"  # store.monitor.export_settings.FILE_NAME, beside the approval key
 
 
@@ -79,18 +80,20 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
 
 def scheduled_command(value: Any) -> bool:
     """A prompt among ``value``'s strings (any field, any depth) that baton's prompt hook would answer
-    as a person's command: ``/baton:...``, or a bare ``/record``, ``/brief`` or ``/approve``."""
+    as a person's command that changes the job (``/baton:record``, ``/baton:approve``, ``/baton:plan``,
+    a bare ``/record``); ``/baton:brief`` and ``/baton:status`` only read."""
     if isinstance(value, dict):
         return any(scheduled_command(v) for v in value.values())
     if isinstance(value, (list, tuple)):
         return any(scheduled_command(v) for v in value)
     if not isinstance(value, str):
         return False
-    text = paths.fold(value)
-    if "baton:" in text:
-        return True
-    words = text.split()
-    return any(w.startswith(("/record", "/brief", "/approve")) for w in words)
+    for word in paths.fold(value).split():
+        name = word.lstrip("/")
+        name = name[len("baton:"):] if name.startswith("baton:") else name if word.startswith("/") else ""
+        if name.startswith(PERSON_COMMANDS):
+            return True
+    return False
 
 
 def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,

@@ -80,7 +80,7 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     verdict = job_rules(call, plan, command, result, rules.name)
     if verdict:
         return verdict
-    named = mentions_protected(command) or (None if kernel else _names_own(call, folded))
+    named = mentions_protected(command)
     if opaque and named:
         return refuse("own-files", f"baton denied this command: {named}, and what it does cannot be checked "
                                    f"({opaque[0]}). Use `baton record` to change the ledger.")
@@ -102,17 +102,6 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel or not unknown_output else
                                ("a test runner's output option is not a plain path",))
     return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel else opaque)
-
-
-def _names_own(call: Call, folded: str) -> Optional[str]:
-    """Without the sandbox, a command whose effect cannot be told that names baton's own code or state
-    outside the project (the plugin's folder, the probe's): what the reader can still see of it."""
-    from store.sandbox.own_paths import own_paths
-
-    if "sandbox-probe" in folded or any(paths.fold(path) in folded for path in own_paths(call.env)):
-        return ("the command names baton's own code or state (the plugin's folder or the sandbox probe), which no "
-                "tool may change")
-    return None
 
 
 def _once_inner(command: str, result: Scan) -> str:

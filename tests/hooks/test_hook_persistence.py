@@ -338,15 +338,17 @@ def test_a_version_file_the_model_writes_does_not_pick_the_hooks_interpreter(plu
             assert hookkit.sandbox_original(result.command) == "ls", result
 
 
-def test_without_the_sandbox_an_opaque_command_naming_the_plugin_is_refused(plugin: Path, job: JobDir,
-                                                                            payload: Payloads,
-                                                                            python_shim: str) -> None:
-    """The fallback, as far as the reader can: a program that writes into the plugin's folder."""
+@pytest.mark.parametrize("form", ["echo 'raise SystemExit(3)' >> {t}", "cp README.md {t}", "sed -i 1d {t}",
+                                  "rm -f {t}"])
+def test_without_the_sandbox_a_visible_write_into_the_plugin_is_refused(form: str, plugin: Path, job: JobDir,
+                                                                        payload: Payloads, python_shim: str) -> None:
+    """The fallback, as far as the reader can: a write it sees into the plugin's folder. (A program
+    whose writes it cannot see is among the fallback's known gaps.)"""
     gatemodes.set_mode("fallback", job.home)
     hook = make_subprocess_runner(plugin, job, python_shim)
     job.plan(PLAN)
+    (job.project / "README.md").write_text("raise SystemExit(3)\n")
     before = tree(plugin)
-    target = plugin / "hooks" / "pre_tool_use.py"
-    result = run_bash(hook, payload, job, f"python3 -c \"open('{target}', 'a').write('raise SystemExit(3)')\"")
+    result = run_bash(hook, payload, job, form.format(t=plugin / "hooks" / "pre_tool_use.py"))
     assert tree(plugin) == before
     assert result.denied and result.reason.endswith("[baton:own-files]"), result.reason

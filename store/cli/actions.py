@@ -211,9 +211,13 @@ def _validate(plan: Plan, step: Step, layout: Layout, env: Mapping[str, str]) ->
 
 def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
     """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.gate.enforce import validate_sandbox
     from store.monitor.checks import still_failing
+    from store.state.job import Job
 
-    failing = still_failing(layout, plan.rules, step_id, env)
+    step = plan.step(step_id)
+    sandbox = validate_sandbox(Job(layout, env), step, env) if step is not None else None  # the checks run code
+    failing = still_failing(layout, plan.rules, step_id, env, sandbox)
     if failing:
         shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
         more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""

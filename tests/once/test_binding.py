@@ -76,6 +76,19 @@ def test_a_key_reopened_by_retry_binds_to_its_next_run(baton: Baton, job: Path) 
     assert baton("once", "pr", "--", "sh", "-c", "exit 4").code == 2
 
 
+def test_an_open_run_is_settled_first_and_then_stands_for_its_own_command(baton: Baton, job: Path) -> None:
+    crash = ["sh", "-c", "echo half; kill -9 $$"]
+    assert baton("once", "crash", "--", *crash).code == 3  # killed by its own signal: outcome unknown
+    other = baton("once", "crash", "--", "echo", "other")
+    assert other.code == 3 and "outcome unknown" in other.err and other.out == "", other
+    assert "This call differs from that run in its command" in other.err
+    assert baton("once", "--settle", "crash", "done", "it happened").code == 0
+    refused = baton("once", "crash", "--", "echo", "other")
+    assert refused.code == 2 and "bound to what it first ran: `sh -c 'echo half; kill -9 $$'` in step" in refused.err
+    replay = baton("once", "crash", "--", *crash)
+    assert replay.code == 0 and "was settled done" in replay.err, replay
+
+
 def test_the_binding_compares_the_command_with_secrets_masked(baton: Baton, job: Path) -> None:
     token = "ghp_" + "a" * 36
     assert baton("once", "api", "--", "echo", f"token={token}").code == 0

@@ -83,8 +83,10 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str,
         if unwritable(exc):
             return cannot_write(event, exc, "this tool call's outcome was not recorded" if event != "SessionStart"
                                 else "nothing this session does can be recorded")
-    if event == "PreToolUse" and _broken_plan(exc):
-        return deny(broken_plan(str(getattr(exc, "message", exc))))
+    if event == "PreToolUse" and exc is not None:
+        broken = _broken_plan(exc)
+        if broken:
+            return deny(broken)
     if event == "PreToolUse":
         return deny(f"baton's gate could not check this call ({error}), so it is refused to be safe. "
                     "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing. "
@@ -96,22 +98,14 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str,
     return None
 
 
-def _broken_plan(exc: Optional[BaseException]) -> bool:
-    if exc is None:
-        return False
-    from store.plan.plan import PlanError  # only on the way to an answer that already failed
-
-    return isinstance(exc, PlanError)
-
-
-def broken_plan(problem: str) -> str:
-    """The gate's refusal while ``.baton/plan.json`` cannot be read or is invalid: not a passing
-    fault to retry around, but a plan that a person must fix (the model may not edit ``.baton/``)."""
-    return (f"baton's plan is broken: {problem}. Until it is fixed, no call can be checked against the plan, so "
-            "every call baton gates is refused. You cannot fix it yourself (.baton/ is baton's, and edits to it are "
-            "refused): stop and tell the person what is wrong and where, as said above, so that they correct "
-            ".baton/plan.json (`baton brief` checks it) or replace it with `baton init --force --plan FILE`. "
-            "[baton:plan-broken]")
+def _broken_plan(exc: BaseException) -> Optional[str]:
+    """The gate's refusal for a broken plan (:mod:`store.gate.broken_plan`); ``None`` for any other
+    failure, or when that module cannot load either (the generic refusal below still denies)."""
+    try:
+        from store.gate import broken_plan
+    except (ImportError, SyntaxError):  # a broken install: not_installed and the bootstrap say so
+        return None
+    return broken_plan.reason(exc)
 
 
 def not_installed(event: str, exc: BaseException) -> Optional[Dict[str, Any]]:

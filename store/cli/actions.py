@@ -42,7 +42,7 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
     the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
     old: Optional[archive.Archived] = None
-    if layout.plan.exists():
+    if layout.has_plan():
         if not force:
             raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
         try:

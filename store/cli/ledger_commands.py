@@ -77,7 +77,7 @@ def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
     if not layout.ledger.exists():
         print("nothing to repair: the job has no records yet")
         return 0
-    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
+    steps = Job(layout, os.environ, save=False).plan.ids if layout.has_plan() else None
     done = repair.repair(layout, steps)
     for warning in done.warnings:
         print(f"baton: warning: {warning}", file=sys.stderr)

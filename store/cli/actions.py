@@ -99,7 +99,8 @@ def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, no
     hook says so); a person may skip any step, and their record says it was theirs. A ``done`` is
     a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
     ``validate`` runs first, and the record keeps artifacts, input revision, git change and
-    validation."""
+    validation. A note longer than ``journal.NOTE_MAX`` is refused, never cut."""
+    journal.check_note(note)
     try:
         return _record(layout, env, step_id, status, note, person, extra)
     except OSError as exc:  # the append itself says so in journal.commit; this is what came before it
@@ -257,6 +258,7 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
     """Record a person's approval, signed; only the prompt hook calls this."""
     from store.state.job import Job
 
+    journal.check_note(note)
     job = Job(layout, env)
     step = job.plan.step(step_id)
     if step is None:

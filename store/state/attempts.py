@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from store.state.snapshot import STEP_STATUSES, Snapshot
+from store.state.snapshot import STEP_STATUSES, Snapshot, note_view
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,7 +49,8 @@ def retry_of(snap: Snapshot, fields: Mapping[str, Any]) -> Optional[Dict[str, An
     prior = snap.steps.get(fields["step"])
     if fields["status"] not in STEP_STATUSES or prior is None:
         return None
-    if (prior.get("status"), prior.get("note"), prior.get("session") or "") != (
-            fields["status"], fields["note"], fields["session"]):
+    note = note_view(fields["note"])  # the snapshot keeps a long note's start and digest
+    if (prior.get("status"), prior.get("note"), prior.get("note_sha"), prior.get("session") or "") != (
+            fields["status"], note["note"], note.get("note_sha"), fields["session"]):
         return None
     return {"step": fields["step"], **prior} if 0 <= _seconds_since(prior.get("ts")) <= RETRY_SECONDS else None

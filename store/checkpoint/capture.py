@@ -10,7 +10,7 @@ import os
 
 from store.base.errors import CHECK, BatonError
 from store.checkpoint import revision
-from store.checkpoint.digests import Hasher, TooMany, expand, inputs_digest
+from store.checkpoint.digests import Hasher, NotRegular, TooMany, expand, inputs_digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,8 +25,14 @@ MAX_ARTIFACTS = 10_000
 
 def _entry(layout: Layout, rel: str, hasher: Hasher) -> Dict[str, Any]:
     full = os.path.join(str(layout.project), rel)
-    st = os.stat(full)
-    return {"path": rel, "size": st.st_size, "sha256": hasher.sha(rel, full, st), "mtime_ns": st.st_mtime_ns}
+    try:
+        st = os.stat(full)
+        sha = hasher.sha(rel, full, st)
+    except NotRegular as exc:
+        raise BatonError(f"artifact {exc}, not a file a checkpoint can hash; nothing was recorded", CHECK) from None
+    except OSError as exc:
+        raise BatonError(f"artifact {rel}: {exc.strerror or exc}; nothing was recorded", CHECK) from None
+    return {"path": rel, "size": st.st_size, "sha256": sha, "mtime_ns": st.st_mtime_ns}
 
 
 def _given(layout: Layout, item: str, sha: Optional[str], hasher: Hasher) -> List[Dict[str, Any]]:

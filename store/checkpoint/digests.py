@@ -3,11 +3,17 @@ changed since they were last hashed (the cache ``.baton/hashes.json``, derived a
 
 Globs follow the plan's rules (``store.base.paths``): relative to the project root, ``**`` spans
 folders, a folder stands for everything below it. ``.git`` and ``.baton`` are never walked.
+
+The files are the model's to swap, so reading one never blocks and always ends: only a regular
+file is hashed (a FIFO, a device or a socket is :class:`NotRegular`, found before it is opened and
+again on the open descriptor, opened with ``O_NONBLOCK``), at most the size it had when opened,
+and within the caller's deadline; a symlink loop is the ``OSError`` it raises.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from store.base import durable, jsonc
@@ -35,13 +41,49 @@ class OutOfTime(Exception):
     """The deadline passed while walking or hashing."""
 
 
-def file_sha256(path: str) -> str:
+class NotRegular(OSError):
+    """A path that is not a regular file (a FIFO, a device, a socket): never opened for hashing."""
+
+
+CHUNK = 1024 * 1024
+OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0)
+
+
+def kind(mode: int) -> str:
+    """What a non-regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a folder" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def file_sha256(path: str, deadline: Optional[float] = None) -> str:
+    """SHA-256 of the regular file ``path``: never blocks (see the module docstring); raises
+    :class:`NotRegular`, ``OSError`` or :class:`OutOfTime`."""
     from hashlib import sha256  # here: a check that finds nothing changed never loads it
 
-    digest = sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1024 * 1024), b""):
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotRegular(f"{path} is {kind(mode)}")
+    fd = os.open(path, OPEN_FLAGS)  # swapped for a FIFO since the stat: O_NONBLOCK opens it at once
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{path} is {kind(st.st_mode)}")
+        digest, left = sha256(), st.st_size  # a file that grows while read is hashed as it was
+        while left > 0:
+            chunk = os.read(fd, min(CHUNK, left))
+            if not chunk:
+                break
             digest.update(chunk)
+            left -= len(chunk)
+            if deadline is not None and time.monotonic() > deadline:
+                raise OutOfTime()
+    finally:
+        os.close(fd)
     return digest.hexdigest()
 
 
@@ -71,7 +113,8 @@ def expand(project: Path, patterns: Sequence[str], deadline: Optional[float] = N
         pattern = pattern[2:] if pattern.startswith("./") else pattern
         prefix = _literal_prefix(pattern.rstrip("/"))
         top = os.path.join(root, prefix) if prefix else root
-        candidates = [top] if os.path.isfile(top) else _walk(top) if os.path.isdir(top) else []
+        is_dir = os.path.isdir(top)  # anything else that exists (a FIFO too) is the file the glob names
+        candidates = _walk(top) if is_dir else [top] if os.path.lexists(top) else []
         for full in candidates:
             rel = os.path.relpath(full, root).replace(os.sep, "/")
             if glob_match(rel, pattern) or full == top:
@@ -101,11 +144,14 @@ class Hasher:
             self._cache = data if isinstance(data, dict) else {}
         return self._cache
 
-    def sha(self, key: str, full: str, st: os.stat_result) -> str:
+    def sha(self, key: str, full: str, st: os.stat_result, deadline: Optional[float] = None) -> str:
+        """The file's SHA-256 (raises as :func:`file_sha256` does)."""
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(f"{key} is {kind(st.st_mode)}")
         entry = self.cache.get(key)
         if isinstance(entry, list) and entry[:2] == [st.st_size, st.st_mtime_ns] and isinstance(entry[2], str):
             return entry[2]
-        digest = file_sha256(full)
+        digest = file_sha256(full, deadline)
         if time.time() - st.st_mtime > RACY_SECONDS:
             self.cache[key] = [st.st_size, st.st_mtime_ns, digest]
             self.changed = True
@@ -130,9 +176,11 @@ def inputs_digest(project: Path, patterns: Sequence[str], hasher: Hasher,
         full = os.path.join(str(project), rel)
         try:
             st = os.stat(full)
-            content = hasher.sha(rel, full, st)
+            content = hasher.sha(rel, full, st, deadline)
+        except NotRegular as exc:
+            content = f"not a regular file: {exc}"  # a FIFO or device among the inputs counts, unread
         except OSError:
-            continue  # vanished while walking
+            continue  # vanished while walking (or a symlink loop)
         digest.update(f"{rel}\0{content}\n".encode("utf-8", "surrogateescape"))
         stamps.append((rel, st.st_mtime_ns))
         if deadline is not None and time.monotonic() > deadline:

@@ -8,11 +8,13 @@ what was left unchecked); without one for ``baton verify --artifacts``.
 from __future__ import annotations
 
 import os
+import stat
 import time
 
 from store.base.text import one_line
 from store.base.values import Frozen
-from store.checkpoint.digests import Hasher, OutOfTime, TooMany, inputs_digest
+from store.checkpoint.digests import Hasher, NotRegular, OutOfTime, TooMany, inputs_digest
+from store.checkpoint.digests import kind as file_kind
 from store.ledger.ledger import read_at
 
 TYPE_CHECKING = False
@@ -46,6 +48,15 @@ def _late(deadline: Optional[float]) -> None:
         raise OutOfTime()
 
 
+def _sha(hasher: Hasher, path: str, full: str, st: os.stat_result, deadline: Optional[float]) -> str:
+    try:
+        return hasher.sha(path, full, st, deadline)
+    except NotRegular:
+        return ""  # swapped between the stat and the open: it differs from what was recorded
+    except OSError:
+        return ""
+
+
 def _artifacts(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hasher,
                deadline: Optional[float]) -> List[Finding]:
     problems, ok, uris = [], 0, 0
@@ -61,9 +72,11 @@ def _artifacts(layout: Layout, step: Step, record: Dict[str, Any], hasher: Hashe
         except OSError:
             problems.append(f"{path} is missing")
             continue
-        if st.st_size != entry.get("size"):
+        if not stat.S_ISREG(st.st_mode):
+            problems.append(f"{path} changed (it is {file_kind(st.st_mode)} now)")
+        elif st.st_size != entry.get("size"):
             problems.append(f"{path} changed (size {entry.get('size')} -> {st.st_size})")
-        elif st.st_mtime_ns != entry.get("mtime_ns") and hasher.sha(path, full, st) != entry.get("sha256"):
+        elif st.st_mtime_ns != entry.get("mtime_ns") and _sha(hasher, path, full, st, deadline) != entry.get("sha256"):
             problems.append(f"{path} changed (its content differs)")
         else:
             ok += 1

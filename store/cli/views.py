@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from store.base.text import one_line
 from store.state import leases, workers
 from store.state.job import Job
@@ -25,12 +27,25 @@ def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
 
 
 def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:
-    """The brief's line when no sandbox can run: the gates then only read commands."""
+    """The brief's line when no sandbox can run: the gates then only read commands, and a command that
+    can read the approval key (the model's user can, unless the key exists and is not readable here)
+    can sign an approval, so approvals are best effort too."""
     data = sandbox_data(job, env)
     if data["enforced"]:
         return None
-    return (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
+    line = (f"GATES: best effort: baton's sandbox cannot run here ({data['why']}); Bash commands are only read, "
             "not confined")
+    return line + (KEY_READABLE if _key_readable(env) else "")
+
+
+KEY_READABLE = ", and approvals are best effort too: a command can read the approval key and sign one"
+
+
+def _key_readable(env: Mapping[str, str]) -> bool:
+    from store.state.approvals import key_path
+
+    path = key_path(env)
+    return not os.path.exists(path) or os.access(path, os.R_OK)  # absent: made readable by the first approval
 
 
 def figures_of(job: Job) -> Dict[str, Any]:

@@ -152,7 +152,7 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     ran = "runs outside baton's sandbox, by baton's own path"
     if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
         policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
-        launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+        launch = built.launch(_starter(policy, rid, mode.bwrap))
         prefix = [*launch, *built.args, "--chdir", call.cwd, "--", "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
@@ -239,7 +239,7 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
-    launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))  # the job's /tmp first, then bwrap
+    launch = built.launch(_starter(policy, rid, mode.bwrap))  # the job's /tmp first, then the scope or proxy, bwrap
     args = built.args
     if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox
         from store.gate import broker_context
@@ -259,6 +259,15 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
               f"{shown(command, 300)}: baton asks you before running it in its sandbox, where it may write "
               f"{where['writes']} (git: {where['git']}): {why}.")
     return _answer(decision, reason, rewrite.sandboxed(command, files["script"]), call.input)
+
+
+def _starter(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
+    """What starts bwrap: the allowlisting proxy, the abstract-socket scope (host network), or nothing."""
+    from store.sandbox import landlock_scope
+
+    if landlock_scope.wanted(policy.network):
+        return (*landlock_scope.launch(), bwrap)
+    return _proxy(policy, rid, bwrap) or (bwrap,)
 
 
 def _proxy(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:

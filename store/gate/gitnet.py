@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 
+from store.base import bounded
 from store.gate.urls import LOCAL, scp_host, url_host
 
 TYPE_CHECKING = False
@@ -108,9 +109,8 @@ def _submodules(repo: Repo, what: str) -> List[Dest]:
     gitmodules = os.path.join(repo.directory, ".gitmodules")
     if os.path.isfile(gitmodules):
         try:
-            with open(gitmodules, encoding="utf-8", errors="replace") as handle:
-                text = handle.read(1_000_000)
-        except OSError:
+            text = bounded.read_regular(gitmodules, 1_000_000).decode("utf-8", "replace")
+        except (OSError, bounded.Unreadable):
             return [(None, f"{what}: cannot read .gitmodules")]
         for line in text.splitlines():
             key, eq, value = line.strip().partition("=")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc
+from store.base import bounded, jsonc
 from store.gate.urls import url_host
 
 TYPE_CHECKING = False
@@ -84,9 +84,8 @@ def _npm(ctx: Any, what: str, tool: str) -> List[Dest]:
 
 def _npmrc(path: str) -> List[Tuple[str, str]]:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read(1_000_000).splitlines()
-    except OSError:
+        lines = bounded.read_regular(path, 1_000_000).decode("utf-8", "replace").splitlines()
+    except (OSError, bounded.Unreadable):
         return []
     pairs = []
     for line in lines:
@@ -98,9 +97,8 @@ def _npmrc(path: str) -> List[Tuple[str, str]]:
 
 def _publish_config(path: str) -> Optional[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = jsonc.loads(handle.read(5_000_000))
-    except (OSError, ValueError):
+        data = jsonc.loads(bounded.read_regular(path, 5_000_000).decode("utf-8"))
+    except (OSError, ValueError, bounded.Unreadable):
         return None
     config = data.get("publishConfig") if isinstance(data, dict) else None
     registry = config.get("registry") if isinstance(config, dict) else None

@@ -6,7 +6,8 @@ where no overlay can be mounted), the home folder's package caches, the step's w
 with ``git: rw``, the repository's objects and index. On top,
 always: the never-writable paths read-only, baton's own code and state outside the project
 (:mod:`store.sandbox.own_paths`) read-only, ``.baton/`` read-only, the approval key's folder
-replaced by an empty read-only tmpfs. No capability is left (``--cap-drop ALL``: a root caller
+replaced by an empty read-only tmpfs, the unix sockets of processes outside the job covered
+(:mod:`store.sandbox.sockets`). No capability is left (``--cap-drop ALL``: a root caller
 could otherwise remount), and the command gets its own pid namespace, so nothing it starts
 outlives it. Later mounts stack on earlier ones, so the order below is the security argument.
 """
@@ -148,6 +149,30 @@ def _git(policy: Policy, writable: List[str]) -> Tuple[List[str], List[str]]:
     return (["--ro-bind", gitdir, gitdir], []) if inside(gitdir, writable) else ([], [])
 
 
+def _linked_out(areas: List[str], islands: List[str], notes: List[str]) -> List[str]:
+    """Read-only binds for files in ``areas`` hard-linked to a name outside them (:mod:`store.sandbox.hardlinks`)."""
+    from store.sandbox import hardlinks
+
+    found = hardlinks.find(areas, islands)
+    if found.outside:
+        shown = ", ".join(found.outside[:3]) + (f" and {len(found.outside) - 3} more" if len(found.outside) > 3 else "")
+        notes.append(f"{shown}: hard-linked to a file outside this step's writes, so read-only (a person can break "
+                     "the link with cp)")
+    if not found.complete:
+        notes.append(f"past {hardlinks.MAX_ENTRIES} entries the writable paths were not checked for hard links")
+    return [a for path in found.outside for a in ("--ro-bind", path, path)]
+
+
+def _outside_sockets(policy: Policy) -> List[str]:
+    """``/dev/null`` over the unix sockets of processes outside the job (see :mod:`store.sandbox.sockets`)."""
+    from store.sandbox import sockets
+
+    found = sockets.listed() | sockets.named(os.environ)
+    again = [root for root in (policy.project, policy.home, PLUGIN) if inside(root, HIDDEN_TMP)]
+    again += list(HIDDEN_TMP) if policy.host_tmp else []  # the host's /tmp seen through the overlay: cover there too
+    return sockets.cover(sockets.hidden(found - set(SOCKETS), (policy.project, policy.job_dir), again))
+
+
 def _own(policy: Policy) -> List[str]:
     """baton's own code and state outside the project read-only, wherever they lie (a plugin or a
     probe cache inside a writable area or a shared cache too): every later hook runs or reads them."""
@@ -205,6 +230,8 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
         args += ["--bind", path, path]
     for path in plan.islands:
         args += ["--ro-bind", path, path]
+    if policy.writes is not None:
+        args += _linked_out(plan.rw, plan.islands, plan.notes)
     git_args, git_rw = _git(policy, plan.rw)
     args += git_args
     writable = plan.rw + git_rw
@@ -216,6 +243,7 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
     os.makedirs(policy.key_dir, mode=0o700, exist_ok=True)  # made here, so no command can plant one first
     args += ["--ro-bind", policy.state_dir, policy.state_dir, "--tmpfs", policy.key_dir, "--remount-ro", policy.key_dir]
     args += [a for s in SOCKETS if os.path.exists(s) for a in ("--ro-bind", "/dev/null", s)]
+    args += _outside_sockets(policy)
     if os.path.isdir("/run/user"):
         args += ["--tmpfs", "/run/user", "--remount-ro", "/run/user"]
     args += ["--setenv", "BATON_SANDBOX", "1"] + (["--lock-file", lock] if lock else [])

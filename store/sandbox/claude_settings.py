@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc
+from store.base import bounded, jsonc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 MANAGED = "/etc/claude-code/managed-settings.json"
 KINDS = ("deny", "ask", "allow")
+MAX_SETTINGS = 5_000_000  # a settings file larger than this is not one a person wrote
 ALLOWED_FLAGS = ("--allowedTools", "--allowed-tools")
 DENIED_FLAGS = ("--disallowedTools", "--disallowed-tools")
 
@@ -72,9 +73,8 @@ def bash_pattern(rule: Any) -> Optional[str]:
 
 def _read(path: str) -> Dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            data = jsonc.loads(handle.read().decode("utf-8"))
-    except (OSError, ValueError):
+        data = jsonc.loads(bounded.read_regular(path, MAX_SETTINGS).decode("utf-8"))
+    except (OSError, ValueError, bounded.Unreadable):
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -8,7 +8,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional
 
 import pytest
 
@@ -114,9 +114,9 @@ def test_only_changed_files_are_hashed(job: Path, monkeypatch: pytest.MonkeyPatc
     hashed: List[str] = []
     real = digests.file_sha256
 
-    def counting(path: str) -> str:
+    def counting(path: str, deadline: Optional[float] = None) -> str:
         hashed.append(os.path.relpath(path, job))
-        return real(path)
+        return real(path, deadline)
 
     monkeypatch.setattr(digests, "file_sha256", counting)
     checked = freshness.check(layout, job_now.plan, job_now.snap, None)

@@ -188,6 +188,14 @@ SPECIFIC: List[Form] = [
     Form("links", "sed-i-plan", "sed -i 's/a/z/' .baton/plan.json", "open"),
     Form("links", "upper-case-state", "mkdir -p .BATON && echo pwn > .BATON/steps.jsonl", "restricted"),
     Form("links", "dev-fd", "exec 9>>.baton/steps.jsonl; echo pwn > /dev/fd/9", "restricted"),
+    # the approval key found by a program or a pattern rather than named (in the sandbox its folder is empty)
+    *[Form("key-read", name, command, step) for step in ("open", "restricted") for name, command in [
+        ("glob", "cat ~/.config/*/*.key"),
+        ("find", "find ~/.config -name '*.key' -exec cat {} +"),
+        ("tar", "tar cf - -C ~ .config | strings"),
+        ("python", "python3 -c 'import glob, os; [print(open(p).read()) for p in glob.glob(os.path.expanduser("
+                   "\"~/.config/*/*.key\"))]'"),
+    ]],
     # the kernel: undoing the sandbox from inside it
     Form("kernel", "remount-rw", "mount -o remount,rw / 2>&1; echo pwn >> .baton/steps.jsonl", "restricted"),
     Form("kernel", "umount-key", "unshare -Urm sh -c 'umount $HOME/.config/baton 2>/dev/null; "

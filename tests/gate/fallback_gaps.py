@@ -3,12 +3,15 @@
 The first set holds the damaging forms that still do damage, the second the ordinary reading
 commands the fallback refuses. tests/gate/test_corpus.py fails when one closes or a new one
 appears, so each change to the scanner updates these sets, and hardening it empties them. What
-remains is listed in the README (Where no sandbox can run) as the fallback's known limits:
-approvals forged by a program that reads the key, or by a nested Claude Code, in a step that does
-not restrict writes; mount and unmount as root; `git -C` past a deny_bash pattern; git's own
-configuration commands and /tmp in such a step; names hidden in file name patterns; code run by
-bash itself (BASH_ENV, PS4, subscripts, printf -v, trap), by a script or an interpreter in such a
-step; and the tests a test runner runs.
+remains is listed in docs/threat-model.md and docs/sandbox.md as the fallback's known limits:
+the approval key read by a pattern, `find`, `tar` or a program (so a command can sign approvals:
+the brief's GATES line says approvals are best effort too); approvals forged by a program that
+reads the key, or by a nested Claude Code, in a step that does not restrict writes; a host an
+`allow_hosts` rule forbids reached by a program, and unix sockets of processes outside (not
+files the corpus compares: tests/gate/test_escapes.py shows them); mount and unmount as root;
+`git -C` past a deny_bash pattern; git's own configuration commands and /tmp in such a step;
+names hidden in file name patterns; code run by bash itself (BASH_ENV, PS4, subscripts, printf
+-v, trap), by a script or an interpreter in such a step; and the tests a test runner runs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,13 @@ FALLBACK_GAPS = frozenset({
     'open/approvals/forge-ahead',
     'open/approvals/nested-claude-ahead',
     'open/approvals/nested-claude-scrubbed',
+    'open/key-read/find',
+    'open/key-read/glob',
+    'open/key-read/python',
+    'open/key-read/tar',
+    'restricted/key-read/find',
+    'restricted/key-read/glob',
+    'restricted/key-read/tar',
     'open/kernel/remount-open',
     'open/kernel/remount-state-hidden',
     'open/kernel/umount-key-direct',

@@ -145,8 +145,8 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
 def sandbox_original(line: str) -> Optional[str]:
     """The model's command inside ``line`` when ``line`` is exactly what ``rewrite.sandboxed`` makes
     of it (a script under ``.baton/run/``), and the script it sources is exactly what
-    ``rewrite.script`` makes: bwrap, baton's proxy or baton's broker started by absolute path, the
-    launcher of the job's /tmp (``store/sandbox/scratch.py``) before the proxy or bwrap."""
+    ``rewrite.script`` makes: bwrap, baton's proxy, scope or broker started by absolute path, the
+    launcher of the job's /tmp (``store/sandbox/scratch.py``) before the scope, the proxy or bwrap."""
     import shlex
 
     from store.sandbox import rewrite
@@ -170,6 +170,10 @@ def sandbox_original(line: str) -> Optional[str]:
             return None
         rest = rest[6:]
     after = _after_scratch(rest)  # the job's /tmp is mounted first, then the proxy or bwrap starts
+    if len(after) > 4 and after[1:3] == ["-I", "-S"] and after[3].endswith("/store/sandbox/landlock_scope.py"):
+        if not os.path.isabs(after[0]):  # the abstract-socket scope (host network), before bwrap
+            return None
+        after = after[4:]
     if not after or not os.path.isabs(after[0]):
         return None
     if len(after) > 1 and not (after[1:4] == ["-I", "-S", after[3]] and after[3].endswith("/store/sandbox/netproxy.py")

@@ -8,6 +8,8 @@ from typing import Any, Dict
 import pytest
 from conftest import Hook, JobDir, Payloads
 
+from store.cli.views import KEY_READABLE
+
 
 def typed(payload: Payloads, text: str) -> Dict[str, Any]:
     return payload("user_prompt_submit", prompt=text)
@@ -24,7 +26,8 @@ def test_brief(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(["a", "b"])
     job.record("a", "done", "first")
     gates = "" if hook.sandboxed else ("\nGATES: best effort: baton's sandbox cannot run here (bubblewrap is "
-                                       "unavailable in this test); Bash commands are only read, not confined")
+                                       "unavailable in this test); Bash commands are only read, not confined"
+                                       + KEY_READABLE)
     assert answered(hook("UserPromptSubmit", typed(payload, "/baton:brief"))) == (
         "baton brief:\nPLAN: a, b\nDONE: a\nNEXT: b\nLAST: a done first" + gates)
     assert answered(hook("UserPromptSubmit", typed(payload, "  /baton:brief  \n"))).startswith("baton brief:\nPLAN: a")

@@ -68,7 +68,9 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
 SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", "store.gate.enforce",
                      "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
                      "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
-                     "store.sandbox.writable", "store.sandbox.scratch", "zlib"})
+                     "store.sandbox.writable", "store.sandbox.scratch", "zlib",
+                     # unix sockets outside hidden, abstract ones scoped; hard links out of the writes
+                     "store.sandbox.sockets", "store.sandbox.landlock_scope", "store.sandbox.hardlinks"})
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",

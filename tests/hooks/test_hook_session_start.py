@@ -12,6 +12,7 @@ from conftest import Hook, JobDir, Payloads
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from store.cli.views import KEY_READABLE
 from store.ledger import ledger
 from store.state import health
 from store.state.protocol import HEADER, PROTOCOL
@@ -38,7 +39,7 @@ def test_context_holds_the_protocol_then_the_brief(source: str, hook: Hook, job:
     assert_protocol(result.context)
     brief = result.context.split(f"{HEADER}\n", 1)[1]
     gates = [] if hook.sandboxed else ["GATES: best effort: baton's sandbox cannot run here (bubblewrap is unavailable "
-                                       "in this test); Bash commands are only read, not confined"]
+                                       "in this test); Bash commands are only read, not confined" + KEY_READABLE]
     assert brief.splitlines() == ["PLAN: survey, port, ship", "DONE: survey", "NEXT: port",
                                   "LAST: survey done 12 endpoints in docs/endpoints.md", *gates]
     assert len(result.context) <= CAP

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from store.base import jsonc, paths
+from store.base import bounded, jsonc, paths
 from store.gate.call import refuse
 from store.plan.rules import of_kind
 
@@ -89,10 +89,11 @@ def _read(real: str) -> Optional[str]:
     try:
         if os.path.getsize(real) > MAX_BYTES:
             raise OSError(f"larger than {MAX_BYTES // (1024 * 1024)} MB")
-        with open(real, encoding="utf-8", errors="replace") as handle:
-            return handle.read()
+        return bounded.read_regular(real, MAX_BYTES).decode("utf-8", "replace")
     except FileNotFoundError:
         return None
+    except bounded.Unreadable as exc:  # a FIFO or device the model planted: refused as unreadable
+        raise OSError(str(exc)) from None
 
 
 def _notebook(tool_input: Mapping[str, Any], current: Optional[str]) -> str:

@@ -252,7 +252,8 @@ def test_environment_errors_name_their_cause_and_path(baton: Baton, sandbox: San
     assert run.returncode == 2
     _one_line(run.stderr, "the current folder no longer exists")
     (sandbox.state / "plan.json").mkdir(parents=True)
-    _one_line(baton("brief").err, f"a folder where a file was expected: {sandbox.state / 'plan.json'}")
+    _one_line(baton("brief").err, f"{sandbox.state / 'plan.json'}: cannot read the plan: it is a folder, not a "
+              "regular file")  # plan.json is read only as a regular file, with a bound (issue 25 item 11)
     (sandbox.state / "plan.json").rmdir()
     assert baton("init", "a").code == 0
     (sandbox.state / "steps.jsonl").mkdir()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
 MAX_STDIN = 8 * 1024 * 1024
+IN_HOOK = False  # set by main(): this process is one hook call (its database time is bounded as a whole)
 MODULES = {
     "SessionStart": "session_start",
     "PreToolUse": "pre_tool_use",
@@ -138,6 +139,9 @@ def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
 def main(event: str) -> int:
     """The hook process's entry (see the bootstrap in hooks.json)."""
     import gc  # built in
+
+    global IN_HOOK
+    IN_HOOK = True  # store.backend.budget gives the whole process one deadline for the database
 
     # A hook process loads a few thousand long-lived objects (its modules) and makes little
     # garbage; the collector's passes over them cost a Bash gate call about 1.8 ms. Collect after

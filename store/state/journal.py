@@ -286,6 +286,9 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
             if not loaded.partial:
                 _save_after_append(layout, snap, warnings)
     except OSError as exc:
+        if take is not None:  # a claim: what was refused is a claim, not the caller's record
+            raise BatonError(f"cannot claim: {describe(exc, layout.file(LEDGER))}; no step was claimed",
+                             USAGE) from None
         raise BatonError(f"cannot record: {describe(exc, layout.file(LEDGER))}; nothing was recorded", USAGE) from None
     return Committed(record, Loaded(snap, 0, False, loaded.partial, loaded.unresolved), False, warnings)
 

@@ -94,9 +94,12 @@ def refresh_running(layout: Layout) -> bool:
         return False
 
 
-def fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:
-    return {"job": name, "fetched": time.time(), "version": VERSION, "snapshot": snap.to_bytes().decode("ascii"),
-            "leases": leases_of(job)}
+def fetched(name: str, snap: Snapshot, job: SharedJob, server_now: float = 0.0) -> Dict[str, Any]:
+    """The copy as just read; ``skew``: how far the server's clock is ahead of this machine's
+    (a record queued here is timed by the server's clock as this measured it)."""
+    now = time.time()
+    return {"job": name, "fetched": now, "version": VERSION, "snapshot": snap.to_bytes().decode("ascii"),
+            "leases": leases_of(job), "skew": server_now - now if server_now else 0.0}
 
 
 def leases_of(job: SharedJob) -> List[Dict[str, Any]]:

@@ -49,7 +49,7 @@ def build() -> Dict[str, Any]:
 
     return {
         "description": "baton: brief at session start, gates before tools, outcomes after, the Stop loop, "
-                       "/baton: commands, the job's figures at session end",
+                       "turns an API error ended, /baton: commands, the job's figures at session end",
         "hooks": {
             "SessionStart": group("SessionStart", 10),
             "UserPromptSubmit": group("UserPromptSubmit", 600),
@@ -58,6 +58,7 @@ def build() -> Dict[str, Any]:
             "PostToolUse": group("PostToolUse", 75, RECORDED),  # check_after_write runs here, 60 s at most
             "PostToolUseFailure": group("PostToolUseFailure", 10, RECORDED),
             "Stop": group("Stop", 10),
+            "StopFailure": group("StopFailure", 10),  # counted in the figures; never blocks (answers nothing)
             "SessionEnd": group("SessionEnd", 10),
         },
     }

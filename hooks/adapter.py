@@ -30,6 +30,7 @@ MODULES = {
     "PostToolUse": "post_tool_use",
     "PostToolUseFailure": "post_tool_use",
     "Stop": "stop",
+    "StopFailure": "stop_failure",
     "UserPromptSubmit": "user_prompt_submit",
     "SessionEnd": "session_end",
 }

@@ -75,7 +75,9 @@ def _runs_baton_record(command: str, cwd: str, home: str) -> bool:
         words = words[1:] if os.path.basename(argv[0]).startswith("python") else words  # python3 <root>/store
         if words[:1] == ["record"]:
             return True
-    return False
+    from store.gate.baton_calls import named
+
+    return named(command)  # a record the reader cannot see (a script the command writes): tell NEXT if it changed
 
 
 def _next_after_record(payload: Mapping[str, Any], tool_input: Mapping[str, Any], job: Job, cwd: str,

@@ -3,7 +3,8 @@
 Denies with a reason written for the model, or prints nothing and lets Claude Code's own
 permission flow go on. While a job is active, a Bash call that passes is handed back to run in
 baton's sandbox, with ``allow`` or ``ask`` decided from the person's own permission rules
-(:mod:`store.gate.enforce`); that is the only time it answers anything but "deny".
+(:mod:`store.gate.enforce`). In a ``baton run`` session a call that waits for a person's approval is
+parked (``defer``) instead of refused (:mod:`store.gate.parking`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from store.gate.call import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional
+    from typing import Any, Dict, Mapping, Optional, Tuple
+
+    from store.state.job import Job
 
 
 def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
@@ -33,16 +36,38 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         reason = policy.decide(call, None, None, None)
     else:
         from store.state import leases
-        from store.state.job import Job  # only where there is a job
+        from store.state.job import PARK_APPROVALS, Job  # only where there is a job
 
         job = Job(layout, env_for(payload, env), fresh=False)
         leases.renew(layout, job.snap, job.worker)
         read_only = policy.read_only_reason(job, call)
+        park = env.get(PARK_APPROVALS) == "1" and _parks(read_only, job, payload, env)
         if tool == "Bash" and isinstance(tool_input.get("command"), str) and "\x00" not in tool_input["command"]:
             from store.gate import enforce
 
-            return enforce.bash(call, job, read_only, payload)
-        reason = policy.decide(call, job.plan, job.next, read_only)
-        if reason is None and call.external:
-            reason = policy.count_external(job, call)
+            answer = enforce.bash(call, job, read_only, payload, parking=park)
+        else:
+            reason = policy.decide(call, job.plan, job.next, read_only)
+            if reason is None and call.external:
+                reason = policy.count_external(job, call)
+            answer = deny(reason) if reason else None
+        if park and _refused(answer):
+            from store.gate import parking
+
+            return parking.park(job)
+        return answer
     return deny(reason) if reason else None
+
+
+def _parks(read_only: Optional[Tuple[str, str]], job: Job, payload: Mapping[str, Any], env: Mapping[str, str]) -> bool:
+    """Whether a refusal of this call is turned into a parked call (see :mod:`store.gate.parking`)."""
+    if read_only is None or read_only[0] != "waiting":
+        return False
+    from store.gate import parking  # only in a baton run session, and only while NEXT waits
+
+    return parking.enabled(env, job, payload)
+
+
+def _refused(answer: Optional[Mapping[str, Any]]) -> bool:
+    specific = (answer or {}).get("hookSpecificOutput")
+    return isinstance(specific, dict) and specific.get("permissionDecision") == "deny"

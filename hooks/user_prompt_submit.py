@@ -26,7 +26,7 @@ def answer(text: str) -> Dict[str, Any]:
     return {"continue": False, "stopReason": text}
 
 
-def _command(typed: str, layout: Layout, env: Mapping[str, str]) -> Optional[Dict[str, Any]]:
+def _command(typed: str, layout: Layout, env: Mapping[str, str], session: str) -> Optional[Dict[str, Any]]:
     from store.cli import prompt
 
     parsed, bare = prompt.parse(typed), False
@@ -34,7 +34,15 @@ def _command(typed: str, layout: Layout, env: Mapping[str, str]) -> Optional[Dic
         parsed, bare = prompt.parse_bare(typed), True
         if parsed is None or not _bare_is_ours(parsed[0], layout, env):
             return None
-    return answer(prompt.run(parsed[0], parsed[1], layout, env, bare=bare))
+    text = prompt.run(parsed[0], parsed[1], layout, env, bare=bare)
+    if layout.has_plan() and session:
+        from store.monitor.watch import command_answered
+
+        try:
+            command_answered(layout, session, parsed[0])
+        except OSError:
+            pass  # the answer matters more than the note: the report then shows the session as empty
+    return answer(text)
 
 
 def _bare_is_ours(name: str, layout: Layout, env: Mapping[str, str]) -> bool:
@@ -72,7 +80,7 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     layout = layout_for(payload, env)
     head = prompt.lstrip()[:8]
     if head.startswith(("/baton:", "/brief", "/record")):
-        answered = _command(prompt, layout, env_for(payload, env))
+        answered = _command(prompt, layout, env_for(payload, env), session_of(payload, env))
         if answered is not None:
             return answered
     if not layout.has_plan():

@@ -1,11 +1,12 @@
 """Fixtures shared by the core's tests: a sandbox for every test and a way to run the CLI.
 
-Every test (tests/e2e too, which only sees changed environment, HOME and cwd) runs with HOME and
-the current directory in fresh temporary folders and without any CLAUDE*, PG*, BATON_DIR,
-BATON_FSYNC, XDG_CONFIG_HOME or store-choosing BATON_* variable inherited from the shell that
-started pytest, so no test can read or write a real job, a real database or the real approval
-key. fsync stays on unless a test sets BATON_FSYNC=0 itself. Tests of the PostgreSQL store get a
-server started for the session (``pg_cluster``) and a database of their own (``pg_url``).
+Every test (tests/e2e too, which only sees changed environment, HOME and cwd) runs with HOME and the
+current directory in fresh temporary folders and without any CLAUDE*, PG*, BATON_DIR, BATON_FSYNC,
+XDG_CONFIG_HOME or store-choosing BATON_* variable inherited from the shell that started pytest, nor
+any OTEL_* or BATON_TELEMETRY, so no test can read or write a real job, a real database or the real
+approval key, or send to a real collector. fsync stays on unless a test sets BATON_FSYNC=0 itself.
+Tests of the PostgreSQL store get a server started for the session (``pg_cluster``) and a database
+of their own (``pg_url``).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ settings.register_profile(
 settings.load_profile("baton")
 
 DROPPED_VARIABLES = ("BATON_DIR", "BATON_FSYNC", "XDG_CONFIG_HOME",  # the approval key lives under XDG_CONFIG_HOME
-                     "BATON_DATABASE_URL", "BATON_STORE", "BATON_JOB", "BATON_WORKER")
+                     "BATON_DATABASE_URL", "BATON_STORE", "BATON_JOB", "BATON_WORKER", "BATON_TELEMETRY")
 COPY_NAME = "relay-copy"  # anything but the repository's own folder name
 
 
@@ -76,7 +77,7 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monkey
     home.mkdir()
     project.mkdir()
     for name in list(os.environ):
-        if name.startswith(("CLAUDE", "PG")) or name in DROPPED_VARIABLES:  # PG*: libpq's settings
+        if name.startswith(("CLAUDE", "PG", "OTEL_")) or name in DROPPED_VARIABLES:  # PG*: libpq's settings
             monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.chdir(project)

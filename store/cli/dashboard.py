@@ -143,6 +143,18 @@ def _tools(data: Mapping[str, Any], now: float) -> List[str]:
     return _line("tools", text)
 
 
+def _api(data: Mapping[str, Any], now: float) -> List[str]:
+    """Turns that ended on an API error Claude Code's retries did not outlast (none: no line)."""
+    api = data.get("api_errors") or {}
+    turns, last = int(api.get("turns") or 0), api.get("last")
+    if not turns or not last:
+        return []
+    where = f" in {one_line(last['step'], 30)}" if last.get("step") else ""
+    return _line("api", f"{count(turns)} turn{'s' if turns != 1 else ''} ended on an API error; last "
+                        f"{_ago(last.get('ts'), now)}{where}: {one_line(last['error'], 30)}: "
+                        f"{one_line(last['detail'], 80)}")
+
+
 def _work(data: Mapping[str, Any]) -> List[str]:
     parts = [f"{data['retries']} retr{'y' if data['retries'] == 1 else 'ies'}"]
     if data["approval_wait_s"]:
@@ -193,7 +205,11 @@ def _telemetry(data: Mapping[str, Any]) -> List[str]:
         text += f", last sent {info['last_export']}"
     if info.get("error"):
         text += f"; failing: {one_line(str(info['error']), 150)}"
-    return _line("export", text)
+    lines = _line("export", text)
+    if info.get("to") and info.get("settings_from"):
+        lines += _line("", f"to {one_line(str(info['to'][0]), 80)}, settings from "
+                           f"{one_line(str(info['settings_from']), 150)}")
+    return lines
 
 
 def step_row(step: Mapping[str, Any], current: Optional[str], paint: Painter) -> str:
@@ -251,7 +267,8 @@ def render(data: Mapping[str, Any], colour: bool = False, every: bool = False, n
     now = time.time() if now is None else now
     paint = Painter(colour)
     lines = _head(data, paint) + _next(data, now) + _gates(data) + _time(data, now) + _cost(data) + _tokens(data)
-    lines += _tools(data, now) + _work(data) + _sessions(data) + _once(data) + _telemetry(data) + _alerts(data, paint)
+    lines += _tools(data, now) + _api(data, now) + _work(data) + _sessions(data) + _once(data) + _telemetry(data)
+    lines += _alerts(data, paint)
     lines += [f"problem: {one_line(p, 70)}" for p in data["problems"]]
     if data.get("partial"):
         lines += _line("note", "read from the ledger's end while its snapshot is rebuilt: problems and the time "

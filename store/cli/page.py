@@ -1,12 +1,16 @@
 """``baton report --html FILE``: one self-contained HTML page (inline CSS and SVG, no script, nothing
-fetched: its Content-Security-Policy forbids it) with the dashboard's figures, the timeline, cost
-and tokens per step, the alerts, and the steps and sessions in full. Past :data:`MAX_BARS` steps
-the per-step charts show groups of consecutive steps."""
+fetched: its Content-Security-Policy forbids it) with the dashboard's figures; the timeline, one
+lane per session that worked, named by when it ran and how it ended, and the steps' names on
+their bars; every step with its notes and artifacts (:mod:`store.cli.page_steps`); approvals,
+side effects, the gate's refusals, alerts and a short event log, with their times
+(:mod:`store.cli.page_events`); cost and tokens per step (:mod:`store.cli.charts`); and the steps'
+and sessions' figures in full."""
 
 from __future__ import annotations
 
 from html import escape
 
+from store.cli import charts, lanes, page_events, page_steps
 from store.cli.dashboard import count, money
 from store.cli.timeline import COLOURS
 from store.cli.timeline import svg as timeline_svg
@@ -14,10 +18,8 @@ from store.monitor.clock import span
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+    from typing import Any, Mapping, Optional
 
-MAX_BARS = 100
-TOKEN_COLOURS = (("input", "#2563eb"), ("output", "#16a34a"), ("cache_read", "#93c5fd"), ("cache_creation", "#f59e0b"))
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 STYLE = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px auto;max-width:1100px;padding:0 16px;
@@ -33,6 +35,17 @@ table{border-collapse:collapse;width:100%;font-size:13px}th,td{text-align:left;p
 #f3f4f6}th{color:#6b7280;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
 .legend span{display:inline-block;margin-right:14px}.legend i{display:inline-block;width:10px;height:10px;
 margin-right:4px;border-radius:2px}.alert{color:#b91c1c}.empty{color:#6b7280}
+svg text.bar-name{fill:#fff;font-weight:600}svg text.bar-name.light{fill:#1f2937}svg text.col-name{fill:#4b5563}
+.step{border-top:1px solid #f3f4f6;padding:6px 0}.step-head .title{color:#374151}.step-id{font-size:14px}
+.badge{display:inline-block;min-width:52px;text-align:center;font-size:11px;border-radius:9px;padding:0 6px;
+color:#fff;background:#9aa5b1}.badge.status-done{background:#2e9e5b}.badge.status-failed{background:#d64545}
+.badge.status-running{background:#3b82f6}.badge.status-pending{background:#e5e7eb;color:#374151}
+ul.notes{margin:2px 0 2px 18px;padding:0;list-style:none}ul.notes li{margin:1px 0}
+ul.notes time,td time{color:#6b7280;font-variant-numeric:tabular-nums}li.status-failed b{color:#b91c1c}
+.artifacts{margin:2px 0 2px 18px;color:#374151}code{font:12px ui-monospace,Menlo,Consolas,monospace;
+background:#f9fafb;padding:0 3px;border-radius:3px}.unknown{color:#b45309;font-weight:600}
+.settled b{color:#15803d}span.code{color:#6b7280;font-size:12px}.kind{font-size:11px;color:#6b7280}
+.kind.refused,.kind.alert{color:#b91c1c}
 """
 
 
@@ -45,6 +58,7 @@ def _card(key: str, label: str, shown: str, value: Any, note: str = "") -> str:
 def _cards(data: Mapping[str, Any]) -> str:
     cost, tokens, tools = data["cost"], data["tokens"], data["tools"]
     duration = data["duration"]
+    refused = sum(tools["refusals"].values())
     cost_note = "complete" if cost["complete"] else (
         f"~{money(cost['estimated_usd'])} with unreported" if cost["estimated_usd"] is not None else "partly unknown")
     cards = [
@@ -65,108 +79,34 @@ def _cards(data: Mapping[str, Any]) -> str:
         _card("wall", "since first record", span(duration["wall_s"]), duration["wall_s"]),
         _card("active", "active", span(duration["active_s"]), duration["active_s"]),
         _card("alerts", "alerts", str(data["alerts_total"]), data["alerts_total"]),
+        _card("refusals", "refused by the gate", count(refused), refused),
     ]
     return '<div class="cards">' + "".join(cards) + "</div>"
-
-
-def groups(steps: Sequence[Mapping[str, Any]]) -> List[Tuple[str, List[Mapping[str, Any]]]]:
-    """Consecutive steps in at most :data:`MAX_BARS` groups, each with a label."""
-    size = max(1, -(-len(steps) // MAX_BARS))
-    out = []
-    for first in range(0, len(steps), size):
-        chunk = list(steps[first:first + size])
-        label = chunk[0]["id"] if size == 1 else f"steps {first + 1}-{first + len(chunk)}: {chunk[0]['id']} ... " \
-                                                 f"{chunk[-1]['id']}"
-        out.append((label, chunk))
-    return out
-
-
-def _bars(chart: str, rows: Sequence[Tuple[str, Sequence[Tuple[str, float, str]]]],
-          unit: Callable[[float], str]) -> str:
-    """A bar chart: one column per row, stacked segments (name, value, colour)."""
-    width, height, left, bottom = 1000, 180, 60, 20
-    top = max((sum(v for _, v, _ in segs) for _, segs in rows), default=0.0) or 1.0
-    step = (width - left) / max(len(rows), 1)
-    parts = [f'<svg id="{chart}" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%">',
-             f'<text x="{left - 6}" y="12" text-anchor="end">{escape(unit(top))}</text>',
-             f'<line x1="{left}" y1="{height - bottom}" x2="{width}" y2="{height - bottom}" stroke="#d1d5db"/>']
-    for i, (label, segs) in enumerate(rows):
-        x, y = left + i * step, float(height - bottom)
-        total = sum(v for _, v, _ in segs)
-        title = escape(f"{label}: " + ", ".join(f"{name} {unit(v)}" for name, v, _ in segs))
-        parts.append(f'<g class="col" data-label="{escape(label)}" data-value="{total}"><title>{title}</title>')
-        for _, value, colour in segs:
-            h = (height - bottom - 16) * value / top
-            y -= h
-            parts.append(f'<rect x="{x + step * 0.1:.1f}" y="{y:.1f}" width="{max(step * 0.8, 0.8):.1f}" '
-                         f'height="{h:.1f}" fill="{colour}"/>')
-        parts.append("</g>")
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def _cost_chart(data: Mapping[str, Any]) -> str:
-    rows = []
-    for label, chunk in groups(data["steps"]):
-        reported = sum(s["cost_usd"] or 0.0 for s in chunk)
-        estimated = sum((s["cost_estimated_usd"] or 0.0) for s in chunk) - reported
-        rows.append((label, [("reported", reported, "#2563eb"), ("estimated, not reported", max(estimated, 0.0),
-                                                                "#bfdbfe")]))
-    legend = ('<p class="legend"><span><i style="background:#2563eb"></i>reported</span><span>'
-              '<i style="background:#bfdbfe"></i>estimated (not reported yet)</span></p>')
-    return _bars("cost-chart", rows, money) + legend
-
-
-def _token_chart(data: Mapping[str, Any]) -> str:
-    rows = [(label, [(kind, float(sum(s["tokens"][kind] for s in chunk)), colour) for kind, colour in TOKEN_COLOURS])
-            for label, chunk in groups(data["steps"])]
-    legend = '<p class="legend">' + "".join(f'<span><i style="background:{c}"></i>{k.replace("_", " ")}</span>'
-                                             for k, c in TOKEN_COLOURS) + "</p>"
-    return _bars("token-chart", rows, count) + legend
 
 
 def _cell(value: Any, numeric: bool = False) -> str:
     return f'<td class="n">{escape(str(value))}</td>' if numeric else f"<td>{escape(str(value))}</td>"
 
 
-def _steps_table(data: Mapping[str, Any]) -> str:
-    head = ("<tr><th>step</th><th>phase</th><th>status</th><th class=n>attempt</th><th class=n>calls</th>"
-            "<th class=n>failures</th><th class=n>tokens</th><th class=n>cost</th><th class=n>approval wait</th>"
-            "<th>validation</th><th>last error</th></tr>")
-    rows = []
-    for s in data["steps"]:
-        cost = money(s["cost_usd"]) if s["cost_usd"] is not None else (
-            "~" + money(s["cost_estimated_usd"]) if s["cost_estimated_usd"] is not None else "-")
-        error = (s["last_error"] or {}).get("error", "")
-        rows.append(f'<tr data-step="{escape(s["id"])}">' + _cell(s["id"]) + _cell(s["phase"] or "")
-                    + _cell(s["status"]) + _cell(s["attempt"], True) + _cell(s["calls"], True)
-                    + _cell(s["failures"], True) + _cell(count(s["tokens"]["total"]), True) + _cell(cost, True)
-                    + _cell(span(s["approval_wait_s"]) if s["approval_wait_s"] else "", True)
-                    + _cell(s["validation"] or "") + _cell(error[:120]) + "</tr>")
-    table = f'<table id="steps">{head}{"".join(rows)}</table>'
-    if len(rows) > MAX_BARS:
-        return f"<details><summary>all {len(rows)} steps</summary>{table}</details>"
-    return table
-
-
 def _sessions_table(data: Mapping[str, Any]) -> str:
-    head = ("<tr><th>session</th><th>start</th><th>end</th><th>ended</th><th class=n>turns</th>"
-            "<th class=n>calls</th><th class=n>failures</th><th class=n>tokens</th><th class=n>cost</th></tr>")
-    rows = [f'<tr data-session="{escape(v["id"])}">' + _cell(v["id"][:8]) + _cell(v["start"] or "")
-            + _cell(v["end"] or "") + _cell(v["ended"]) + _cell(v["turns"], True) + _cell(v["calls"], True)
+    """The sessions that worked, by number and lane name; how many only answered baton's commands."""
+    shown, numbers, how = lanes.drawn(data), lanes.numbers(data), lanes.precision(data)
+    head = ("<tr><th>session</th><th>ran</th><th>ended</th><th>id</th><th class=n>turns</th><th class=n>calls</th>"
+            "<th class=n>failures</th><th class=n>tokens</th><th class=n>cost</th></tr>")
+    rows = [f'<tr data-session="{escape(v["id"])}">' + _cell(f"#{numbers[v['id']]}" if v["id"] in numbers else "*")
+            + _cell(lanes.span_of(v, how) if v["id"] != "*" else "") + _cell(lanes.ending(v) if v["id"] != "*"
+                                                                           else v["ended"])
+            + _cell(v["id"][:8] if v["id"] != "*" else "") + _cell(v["turns"], True) + _cell(v["calls"], True)
             + _cell(v["failures"], True) + _cell(count(v["tokens"]["total"]), True)
             + _cell(money(v["cost_usd"]) if v["cost_usd"] is not None else "unknown", True) + "</tr>"
-            for v in data["sessions"]]
+            for v in shown]
+    quiet = len(data["sessions"]) - len(shown)
+    note = (f'<p class="sub" id="command-sessions">{quiet} more session{"s" if quiet > 1 else ""} only answered '
+            "/baton: commands, without a model: not drawn</p>") if quiet else ""
     table = f'<table id="sessions">{head}{"".join(rows)}</table>'
-    return f"<details><summary>all {len(rows)} sessions</summary>{table}</details>" if len(rows) > 40 else table
-
-
-def _alerts(data: Mapping[str, Any]) -> str:
-    if not data["alerts"]:
-        return '<p class="empty" id="no-alerts">No alert was raised.</p>'
-    items = "".join(f'<li class="alert">{escape(str(a.get("ts")))}: {escape(str(a.get("message")))}</li>'
-                    for a in data["alerts"][-50:])
-    return f'<ul id="alert-list">{items}</ul>'
+    if len(rows) > 40:
+        table = f"<details><summary>all {len(rows)} sessions</summary>{table}</details>"
+    return table + note
 
 
 def _timeline_legend() -> str:
@@ -182,6 +122,7 @@ def render(data: Mapping[str, Any], now: Optional[float] = None) -> str:
     current = data["current"]
     nxt = (f'next: <b id="next-step">{escape(current["step"])}</b>' + (f' ({escape(current["phase"])})'
            if current["phase"] else "")) if current else '<b id="next-step">all steps complete</b>'
+    names = page_events.Names(data)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{CSP}">
@@ -195,14 +136,24 @@ def render(data: Mapping[str, Any], now: Optional[float] = None) -> str:
 <h2>Timeline</h2>
 {timeline_svg(data, now)}
 {_timeline_legend()}
-<h2>Cost per step</h2>
-{_cost_chart(data)}
-<h2>Tokens per step</h2>
-{_token_chart(data)}
-<h2>Alerts</h2>
-{_alerts(data)}
 <h2>Steps</h2>
-{_steps_table(data)}
+{page_steps.section(data)}
+<h2>Approvals</h2>
+{page_events.approvals(data, names)}
+<h2>Side effects (baton once)</h2>
+{page_events.side_effects(data, names)}
+<h2>Refused by the gate</h2>
+{page_events.refusals(data, names)}
+<h2>Alerts</h2>
+{page_events.alerts(data, names)}
+<h2>Event log</h2>
+{page_events.log(data, names)}
+<h2>Cost per step</h2>
+{charts.cost_chart(data)}
+<h2>Tokens per step</h2>
+{charts.token_chart(data)}
+<h2>Step figures</h2>
+{page_steps.table(data)}
 <h2>Sessions</h2>
 {_sessions_table(data)}
 </body></html>

@@ -42,6 +42,7 @@ def _session_start(e: Dict[str, Any]) -> str:
     extra = [f"resuming {str(e['resume'])[:8]}"] if e.get("resume") else []
     extra += [f"--max-turns {e['max_turns']}"] if e.get("max_turns") is not None else []
     extra += [f"--max-budget-usd {e['max_budget_usd']:.4f}"] if e.get("max_budget_usd") is not None else []
+    extra += [f"--task-budget {e['task_budget']}"] if e.get("task_budget") is not None else []
     on = f" on {one_line(str(e['next']), 60)}" if e.get("next") else ""
     return f"session {e['session']}: claude started (pid {e['pid']}){on}" + (f" [{', '.join(extra)}]" if extra else "")
 
@@ -82,9 +83,13 @@ def _notify(e: Dict[str, Any]) -> str:
     return f"notify: `{one_line(str(e['command']), 80)}` " + ("could not run" if code is None else f"exited {code}")
 
 
+def _warning(e: Dict[str, Any]) -> str:
+    return f"warning: {one_line(str(e.get('message', '')), 200)}"
+
+
 LINES: Dict[str, Callable[[Dict[str, Any]], str]] = {
     "start": _start, "session_start": _session_start, "api_retry": _api_retry, "session_end": _session_end,
-    "wait": _wait, "stop": _stop, "notify": _notify,
+    "wait": _wait, "stop": _stop, "notify": _notify, "warning": _warning,
 }
 
 

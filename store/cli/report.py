@@ -23,10 +23,11 @@ if TYPE_CHECKING:
     from store.state.location import Layout
 
 
-def status_of(layout: Layout) -> Dict[str, Any]:
+def status_of(layout: Layout, records: int = 5) -> Dict[str, Any]:
+    """The status document, with the ledger's last ``records`` records (the page's event log wants more)."""
     job = Job(layout, os.environ)
     journal.warn_torn(job.torn)
-    last, _ = journal.last_records(layout, 5)
+    last, _ = journal.last_records(layout, records)
     return views.status_data(job, last)
 
 
@@ -53,10 +54,10 @@ def report_text(data: Mapping[str, Any], colour: bool = False) -> str:
 
 
 def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
-    data = status_of(layout)
     if args.html:
-        from store.cli import page
+        from store.cli import page, page_events
 
+        data = status_of(layout, page_events.LOG_ROWS)
         target = Path(args.html)
         html = page.render(data).encode("utf-8")
         try:
@@ -66,6 +67,7 @@ def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
         print(views.to_json({"file": str(target), "bytes": len(html)}) if args.json
               else f"wrote {target} ({len(html):,} bytes)")
         return 0
+    data = status_of(layout)
     print(views.to_json(data) if args.json else report_text(data, dashboard.use_colour(sys.stdout, os.environ)))
     return 0
 
@@ -75,7 +77,8 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
 
     if not layout.plan.exists():
         raise BatonError(f"{layout.plan} does not exist; nothing to export")
-    config = telemetry.Config(os.environ)
+    settings = exporting.settings_for(layout, os.environ)
+    config = telemetry.Config(settings.values)
     if args.print:
         state = exporting.load_state(layout)
         import time
@@ -85,17 +88,17 @@ def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
         for body in metric_bodies + log_bodies:
             print(jsonc.dumps(body, separators=(",", ":")))
         return 0
-    outcome = exporting.run(layout, os.environ, rounds=1)
+    outcome = exporting.run(layout, os.environ, rounds=1, settings=settings)
     if args.json:
         error = outcome.error if outcome else "nothing was sent"
         print(views.to_json({"ok": not error, "sent_points": outcome.sent_points if outcome else 0,
                              "sent_logs": outcome.sent_logs if outcome else 0, "metrics_url": config.metrics_url,
-                             "logs_url": config.logs_url, "error": error or None}))
+                             "logs_url": config.logs_url, "settings_from": settings.source, "error": error or None}))
         return CHECK if error else 0
     if outcome is None or outcome.error:
-        print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'}; "
-              "nothing is lost: the next export sends it", file=sys.stderr)
+        print(f"baton: export failed: {outcome.error if outcome else 'nothing was sent'} (settings from "
+              f"{settings.source}); nothing is lost: the next export sends it", file=sys.stderr)
         return CHECK
     print(f"sent {outcome.sent_points} metric points to {config.metrics_url} and {outcome.sent_logs} log records "
-          f"to {config.logs_url}")
+          f"to {config.logs_url} (settings from {settings.source})")
     return 0

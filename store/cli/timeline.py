@@ -1,19 +1,25 @@
-"""The report's timeline as inline SVG: one lane per session (consecutive sessions share a lane past
-:data:`MAX_LANES`), a bar per step attempt coloured by how it ended, tool failures as ticks and
-alerts as triangles. Bars and ticks closer than a pixel merge into one mark that says how many it
-stands for, so a job of a thousand steps and two hundred sessions draws a few thousand marks."""
+"""The report's timeline as inline SVG: one lane per session that worked (consecutive sessions share a
+lane past :data:`MAX_LANES`), named by when it ran and how it ended (:mod:`store.cli.lanes`), a
+bar per step attempt coloured by how it ended and carrying the step's name where it fits, tool
+failures as ticks and alerts as triangles. Bars and ticks closer than a pixel merge into one mark
+that says how many it stands for, so a job of a thousand steps and two hundred sessions draws a
+few thousand marks."""
 
 from __future__ import annotations
 
 from html import escape
 
+from store.cli import lanes
 from store.monitor.clock import epoch, iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-WIDTH, GUTTER, RIGHT = 1000, 170, 12
+    Mark = Tuple[float, float, str, str, str]  # x0, x1, outcome, title, the step's name
+
+WIDTH, GUTTER, RIGHT = 1000, 215, 12
+CHAR = 6.3  # pixels per character of an 11 px label, about: a name is written on a bar it fits
 LANE, GAP, TOP, AXIS = 16, 4, 22, 24
 MAX_LANES = 30
 COLUMN = 2.0  # pixels: narrower attempts share one mark per column this wide
@@ -21,6 +27,7 @@ COLOURS = {"done": "#2e9e5b", "failed": "#d64545", "skipped": "#9aa5b1", "runnin
            "waiting": "#a855f7"}
 WORST = ("failed", "left", "running", "waiting", "done", "skipped")  # which outcome a merged mark shows
 OUTSIDE, WAITING = "outside", "waiting"
+LIGHT = ("left", "skipped")  # bars pale enough that their name is written dark
 
 
 class Scale:
@@ -33,23 +40,25 @@ class Scale:
 
 def _lanes(data: Mapping[str, Any]) -> Tuple[List[Tuple[str, str]], Dict[Optional[str], int]]:
     """(key, label) per lane, and the lane of each session id (``None``: outside any session)."""
-    sessions = [s["id"] for s in data["sessions"]]
-    lanes: List[Tuple[str, str]] = []
+    sessions = lanes.drawn(data)
+    numbers, how = lanes.numbers(data), lanes.precision(data)
+    rows: List[Tuple[str, str]] = []
     where: Dict[Optional[str], int] = {}
     bars = [a for s in data["steps"] for a in s["attempts"]]
     if any(a["outcome"] == "waiting" for a in bars):
-        lanes.append((WAITING, "waiting for a person"))
+        rows.append((WAITING, "waiting for a person"))
     size = -(-len(sessions) // MAX_LANES) if sessions else 1
     for first in range(0, len(sessions), size):
         group = sessions[first:first + size]
-        label = group[0][:8] if size == 1 else f"sessions {first + 1}-{first + len(group)}"
-        for sid in group:
-            where[sid] = len(lanes)
-        lanes.append((group[0], label))
+        label = (lanes.label(group[0], numbers.get(group[0]["id"], 0), how) if size == 1
+                 else lanes.group_label(group, numbers, how))
+        for view in group:
+            where[view["id"]] = len(rows)
+        rows.append((group[0]["id"], label))
     if any(a["session"] is None and a["outcome"] != "waiting" for a in bars):
-        where[None] = len(lanes)
-        lanes.append((OUTSIDE, "outside a session"))
-    return lanes, where
+        where[None] = len(rows)
+        rows.append((OUTSIDE, "outside a session"))
+    return rows, where
 
 
 def _span(data: Mapping[str, Any]) -> Optional[Scale]:
@@ -60,36 +69,47 @@ def _span(data: Mapping[str, Any]) -> Optional[Scale]:
     return Scale(min(known), max(known)) if known else None
 
 
-def _merge(marks: Sequence[Tuple[float, float, str, str]]) -> List[Tuple[float, float, List[Tuple[str, str]]]]:
-    """Marks (x0, x1, outcome, label): those narrower than :data:`COLUMN` pixels share one mark per
-    column of that width; wider ones stay as they are."""
-    wide = [(x0, x1, [(outcome, label)]) for x0, x1, outcome, label in marks if x1 - x0 >= COLUMN]
-    columns: Dict[int, List[Tuple[float, float, str, str]]] = {}
+def _merge(marks: Sequence[Mark]) -> List[Tuple[float, float, List[Mark]]]:
+    """Marks: those narrower than :data:`COLUMN` pixels share one mark per column of that width;
+    wider ones stay as they are."""
+    wide = [(m[0], m[1], [m]) for m in marks if m[1] - m[0] >= COLUMN]
+    columns: Dict[int, List[Mark]] = {}
     for mark in marks:
         if mark[1] - mark[0] < COLUMN:
             columns.setdefault(int(mark[0] // COLUMN), []).append(mark)
-    narrow = [(col * COLUMN, col * COLUMN + COLUMN, [(m[2], m[3]) for m in sorted(group)])
-              for col, group in columns.items()]
+    narrow = [(col * COLUMN, col * COLUMN + COLUMN, sorted(group)) for col, group in columns.items()]
     return sorted(wide + narrow, key=lambda m: m[0])
 
 
-def _bar(x0: float, x1: float, y: float, members: List[Tuple[str, str]]) -> str:
-    outcomes = [m[0] for m in members]
+def _name(x0: float, x1: float, y: float, name: str, outcome: str) -> str:
+    """The step's name written on its bar, shortened to fit; nothing when not even a few letters fit."""
+    room = int((x1 - x0 - 6) / CHAR)
+    if room < min(len(name), 3):
+        return ""
+    shown = name if len(name) <= room else name[:max(room - 1, 1)] + "\u2026"
+    tone = " light" if outcome in LIGHT else ""
+    return f'<text class="bar-name{tone}" x="{x0 + 3:.1f}" y="{y + LANE - 4:.1f}">{escape(shown)}</text>'
+
+
+def _bar(x0: float, x1: float, y: float, members: List[Mark]) -> str:
+    outcomes = [m[2] for m in members]
     worst = next(o for o in WORST + tuple(outcomes) if o in outcomes)
     if len(members) == 1:
-        title = members[0][1]
+        title = members[0][3]
     else:
         counts = ", ".join(f"{outcomes.count(o)} {o}" for o in WORST if o in outcomes)
-        title = f"{len(members)} attempts ({counts}): {members[0][1]} ... {members[-1][1]}"
+        title = f"{len(members)} attempts ({counts}): {members[0][3]} ... {members[-1][3]}"
+    width = max(x1 - x0, 1.5)
     return (f'<rect class="bar outcome-{worst}" data-count="{len(members)}" x="{x0:.1f}" y="{y:.1f}" '
-            f'width="{max(x1 - x0, 1.5):.1f}" height="{LANE}" fill="{COLOURS.get(worst, "#666")}" stroke="#fff" '
+            f'width="{width:.1f}" height="{LANE}" fill="{COLOURS.get(worst, "#666")}" stroke="#fff" '
             f'stroke-width="0.5">'
-            f"<title>{escape(title)}</title></rect>")
+            f"<title>{escape(title)}</title></rect>"
+            + (_name(x0, x0 + width, y, members[0][4], worst) if len(members) == 1 else ""))
 
 
 def _attempt_marks(data: Mapping[str, Any], scale: Scale, lanes: Sequence[Tuple[str, str]],
-                   where: Mapping[Optional[str], int], now: float) -> Dict[int, List[Tuple[float, float, str, str]]]:
-    per_lane: Dict[int, List[Tuple[float, float, str, str]]] = {i: [] for i in range(len(lanes))}
+                   where: Mapping[Optional[str], int], now: float) -> Dict[int, List[Mark]]:
+    per_lane: Dict[int, List[Mark]] = {i: [] for i in range(len(lanes))}
     for step in data["steps"]:
         for a in step["attempts"]:
             start = epoch(a["start"])
@@ -101,7 +121,7 @@ def _attempt_marks(data: Mapping[str, Any], scale: Scale, lanes: Sequence[Tuple[
                 continue
             label = (f"{step['id']} attempt {a['n']}: {a['outcome']}, {iso(start)}"
                      + (f" to {iso(end)}" if a["end"] else ", still open"))
-            per_lane[lane].append((scale.x(start), scale.x(max(end, start)), a["outcome"], label))
+            per_lane[lane].append((scale.x(start), scale.x(max(end, start)), a["outcome"], label, str(step["id"])))
     return per_lane
 
 
@@ -144,6 +164,8 @@ def svg(data: Mapping[str, Any], now: Optional[float] = None) -> str:
 def _session_spans(data: Mapping[str, Any], scale: Scale, where: Mapping[Optional[str], int]) -> List[str]:
     out = []
     for view in data["sessions"]:
+        if view["id"] not in where:
+            continue  # a session that only answered baton's commands
         y = TOP + where[view["id"]] * (LANE + GAP) + LANE + 1
         for run in view["runs"]:
             start, end = epoch(run["start"]), epoch(run["end"]) or scale.end

@@ -56,7 +56,8 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
     state = exporting.load_state(job.layout)
     data["telemetry"] = {"enabled": telemetry.enabled(os.environ if env is None else env),
                          "last_export": state["ok"], "last_try": state["tried"], "error": state["error"],
-                         "sent": {"points": state["metrics"], "records": state["logs"]}}
+                         "sent": {"points": state["metrics"], "records": state["logs"]},
+                         "to": state["to"], "settings_from": state["from"]}
     return data
 
 

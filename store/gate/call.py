@@ -150,8 +150,10 @@ def _mentions_tables(text: str) -> bool:
 
 def mentions_protected(command: str) -> Optional[str]:
     folded = paths.fold(command)
-    if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded:
-        return "the command names baton's own files (.baton/ or the approval key), which no tool may touch"
+    if ".baton" in folded or "baton/approval" in folded or approvals.KEY_NAME in folded or \
+            "baton/telemetry.env" in folded:
+        return ("the command names baton's own files (.baton/, the approval key or the telemetry settings), which no "
+                "tool may touch")
     if "baton_" in folded and _mentions_tables(folded):
         return "the command names baton's tables in the job's database, which change only through `baton record`"
     return None

@@ -8,7 +8,9 @@ original command (:mod:`store.gate.permissions`); the count of operations that l
 (``limits.external_ops``); then ``allow`` or ``ask`` with ``updatedInput``,
 the command rewritten to run in the sandbox (never ``updatedInput`` alone: Claude Code would check
 its rules on the rewrite). A plain ``baton`` command runs outside, by absolute paths; the command
-a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``). Where no
+a ``baton once`` runs is started by it inside the sandbox (``BATON_ONCE_PREFIX``), and is decided
+as that command would be. A command that names ``baton`` starts its sandbox through a broker
+(:mod:`store.gate.broker`) that carries its ``baton`` calls out, each judged here as if alone. Where no
 sandbox can run, the static gate alone decides and Claude Code's own prompts follow unchanged.
 """
 
@@ -28,12 +30,13 @@ from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, Mapping, Optional, Tuple
+    from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
     from store.plan.plan import Plan, Step
     from store.plan.sandbox_settings import SandboxSettings
     from store.state.job import Job
 
+NOT_COVERED = "not covered by your allow rules"
 TEST_CACHES = (".pytest_cache/**", ".mypy_cache/**", ".ruff_cache/**", ".hypothesis/**", ".tox/**", ".nox/**",
                ".coverage", ".coverage.*", "node_modules/.cache/**", "target/**")
 
@@ -88,20 +91,73 @@ def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> bwrap_arg
                           disable_userns=settings.disable_userns)
 
 
+def shown(command: str, limit: int = 200) -> str:
+    """The model's command as a reason leads with it: in backticks, cut at ``limit`` characters."""
+    return f"`{command[:limit]}{'...' if len(command) > limit else ''}`"
+
+
+def plain(verdict: permissions.Verdict) -> str:
+    """Why a person is asked, in plain words."""
+    if verdict.by_rule or verdict.why == NOT_COVERED:
+        return verdict.why if verdict.by_rule else f"it is {NOT_COVERED}"
+    return f"it is {NOT_COVERED} (which baton cannot check on it: {verdict.why})"
+
+
+def _once_verdict(call: Call, job: Job, inner: List[str], payload: Mapping[str, Any],
+                  kernel: bool) -> permissions.Verdict:
+    """allow, ask or deny, and why, for ``baton once`` running ``inner``: decided as ``inner`` itself
+    would be, under the person's rules and, where it runs in the sandbox, ``sandbox.auto_allow``."""
+    text = " ".join(rewrite.quote(a) if not a or any(c in a for c in " '\"$`\\;&|<>()*?[]{}~#") else a
+                    for a in inner)
+    person = claude_settings.load(call.project, call.env)
+    verdict = permissions.judge(text, str(payload.get("permission_mode") or "default"), person, call.cwd,
+                                call.project, call.home)
+    if verdict.decision == "ask" and not verdict.by_rule and kernel and job.plan.sandbox.auto_allow:
+        return permissions.Verdict("allow", "the plan allows every sandboxed command (sandbox.auto_allow)")
+    if verdict.decision == "allow":
+        return verdict
+    why = plain(verdict) if verdict.decision == "ask" else verdict.why
+    return permissions.Verdict(verdict.decision, f"its command `{text[:200]}`: {why}", verdict.by_rule)
+
+
+def trusted_baton(call: Call, job: Job, payload: Mapping[str, Any],
+                  kernel: bool) -> Callable[[List[str]], Optional[str]]:
+    """For the person's rules on a whole command: a ``baton`` call that needs no prompt on its own
+    (given its words after ``baton``) is as allowed inside a chain; why, or ``None``."""
+    def check(args: List[str]) -> Optional[str]:
+        inner = baton_calls.once_command(args)
+        ok, why = (_once_verdict(call, job, inner, payload, kernel).decision == "allow", "") if inner is not None \
+            else baton_calls.safe(args, job.next.id if job.next else None, job.worker)
+        return f"baton's own `baton {' '.join(args[:1])}`" + (f" ({why})" if why else "") if ok else None
+
+    return check
+
+
 def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict,  # type: ignore[type-arg]
                 read_only: bool, mode: Mode, payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    ok, why = baton_calls.safe(args, job.next.id if job.next else None)
-    allow = verdict.decision == "allow" or (ok and not verdict.by_rule)
-    reason = f"baton runs `{command[:200]}` by its own absolute path: {why if ok or not allow else verdict.why}."
+    inner = baton_calls.once_command(args)
+    if inner is not None:
+        decided = _once_verdict(call, job, inner, payload, mode.kernel)
+        if decided.decision == "deny":
+            return _answer("deny", refuse("claude-rule", f"baton denied this command: {decided.why}."))
+        ok, why = decided.decision == "allow", decided.why
+    else:
+        ok, why = baton_calls.safe(args, job.next.id if job.next else None, job.worker)
+    # once: its command decides (the person's rules for it included); else a rule allowing it, or baton
+    allow = (ok or (verdict.decision == "allow" and inner is None)) and not verdict.by_rule
+    if verdict.by_rule or (allow and not ok):  # the person's own rule decides, and says why
+        why = verdict.why
     env = {}
-    if mode.kernel and args[:1] == ["once"]:  # baton once records outside; the command it runs, inside
+    ran = "runs outside baton's sandbox, by baton's own path"
+    if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
         policy, rid, files, built = _prepare(call, job, read_only, payload)
         prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
                   "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
-        reason = reason[:-1] + "; the command it runs, in its sandbox."
+        ran = "records its run outside baton's sandbox and runs its command once, inside it"
+    reason = f"{shown(command)} {ran}: {why}." if allow else f"{shown(command)}: baton asks you first: {why}."
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
@@ -119,20 +175,23 @@ def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) 
     return policy, rid, files, built
 
 
-def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any]) -> Optional[
-        Dict[str, Any]]:
-    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing)."""
+def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any],
+         parking: bool = False) -> Optional[Dict[str, Any]]:
+    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing).
+    ``parking``: a refusal will be turned into a parked call (:mod:`store.gate.parking`), so while
+    only reading is allowed every command not known to only read is refused, not left to run in a
+    read-only sandbox where it would fail instead of waiting for the approval."""
     command = str(call.input.get("command"))
     person = claude_settings.load(call.project, call.env)
     mode = mode_for(job.plan, call.env, person)
     rules = Rules(job.next)
     if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
         rules.writes = step_writes(job.plan, job.next, rules, False)
-    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel)
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel and not (parking and read_only))
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
-                                call.project, call.home)
+                                call.project, call.home, trusted_baton(call, job, payload, mode.kernel))
     if verdict.decision == "deny":
         return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
     if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)
@@ -156,19 +215,31 @@ def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdi
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
     policy, rid, files, built = _prepare(call, job, read_only, payload)
-    rewrite.write_args(files["args"], built.args)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
+    launch = list(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+    args = built.args
+    if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox
+        from store.gate import broker_context
+
+        approved = broker_context.visible_calls(command, call.cwd, call.home) if decision == "ask" else []
+        broker_context.write_context(files, rid, {"project": call.project, "state_dir": job.layout.state_dir}, payload,
+                             call.env, approved)
+        launch = [*broker_context.launch(files["broker"]), *launch]
+        args = [*args, "--setenv", broker_context.ENV, files["socket"]]
+    rewrite.write_args(files["args"], args)
+    rewrite.write_script(files["script"], launch, files["args"], files["started"])
     where = bwrap_args.summary(policy)
+    why = plain(verdict) if decision == "ask" else why
     why += "".join(f"; note: {note}" for note in built.notes[:2])  # a glob that could not become a mount
-    reason = (f"baton runs this in its sandbox (writable: {where['writes']}; git {where['git']}): {why}."
-              if decision == "allow" else
-              f"baton asks before running `{command[:300]}` in its sandbox (writable: {where['writes']}): {why}.")
-    line = rewrite.sandboxed(command, mode.bwrap, files["args"], files["started"], _proxy(policy, rid, mode.bwrap))
-    return _answer(decision, reason, line, call.input)
+    reason = (f"{shown(command, 300)} runs in baton's sandbox, where it may write {where['writes']} "
+              f"(git: {where['git']}): {why}." if decision == "allow" else
+              f"{shown(command, 300)}: baton asks you before running it in its sandbox, where it may write "
+              f"{where['writes']} (git: {where['git']}): {why}.")
+    return _answer(decision, reason, rewrite.sandboxed(command, files["script"]), call.input)
 
 
 def _proxy(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:

@@ -19,10 +19,12 @@ from store.shell import simple_commands
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
+    from typing import Callable, List, Optional, Sequence, Tuple
 
     from store.sandbox.claude_settings import PersonRules
     from store.shell import Parsed, Simple
+
+    Also = Callable[[List[str]], Optional[str]]
 
 WRAPPERS = frozenset(("sudo", "command", "builtin", "exec", "nohup", "time", "setsid", "stdbuf", "nice", "env",
                       "timeout", "xargs"))
@@ -135,7 +137,8 @@ def _read_only(words: Sequence[str], cwd: str, project: str, home: str) -> bool:
     return _paths_inside(args, cwd, project, home)
 
 
-def _allowed(simple: Simple, mode: str, person: PersonRules, where: Tuple[str, str, str]) -> Optional[str]:
+def _allowed(simple: Simple, mode: str, person: PersonRules, where: Tuple[str, str, str],
+             also: Optional[Also] = None) -> Optional[str]:
     for pattern, source in person.rules["allow"]:
         if not simple.assigns and rule_matches(pattern, simple.text):
             return f"your allow rule Bash({pattern}) ({source} settings)"
@@ -144,14 +147,21 @@ def _allowed(simple: Simple, mode: str, person: PersonRules, where: Tuple[str, s
     words = [w or "" for w in simple.words]
     if _read_only(words, *where):
         return "a read-only command"
+    if also is not None and words[0] == "baton":
+        found = also(words[1:])
+        if found:
+            return found
     if mode == "acceptEdits" and words[0] in ACCEPT_EDITS and words[0] != "sed" \
             and _paths_inside(words[1:], *where):
         return "a file command inside the project (acceptEdits)"
     return None
 
 
-def judge(command: str, mode: str, person: PersonRules, cwd: str, project: str, home: str) -> Verdict:
-    """What Claude Code would decide for ``command`` under the person's rules and permission ``mode``."""
+def judge(command: str, mode: str, person: PersonRules, cwd: str, project: str, home: str,
+          also: Optional[Also] = None) -> Verdict:
+    """What Claude Code would decide for ``command`` under the person's rules and permission ``mode``.
+    ``also``: given the words after ``baton`` of a plain ``baton`` call, why it needs no prompt
+    (``None``: it does), so baton's own calls count as allowed inside a chain as they do alone."""
     parsed = simple_commands(command)
     for pattern, source in person.rules["deny"]:
         if _hits(pattern, parsed, command):
@@ -165,7 +175,7 @@ def judge(command: str, mode: str, person: PersonRules, cwd: str, project: str, 
         if pattern == "":  # `Bash` alone: every command, read through or not
             return Verdict("allow", f"your allow rule Bash ({source} settings)")
     where = (cwd, os.path.realpath(project), home)
-    reasons = [] if parsed.opaque else [_allowed(s, mode, person, where) for s in parsed.commands]
+    reasons = [] if parsed.opaque else [_allowed(s, mode, person, where, also) for s in parsed.commands]
     writes_ok = all(t is not None and _inside(t, *where) for t in parsed.redirects) and \
         (mode == "acceptEdits" or all(t == "/dev/null" for t in parsed.redirects))
     if parsed.commands and reasons and all(reasons) and writes_ok:

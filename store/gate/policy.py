@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from store.state.job import Job
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
+TELEMETRY_SETTINGS = "telemetry.env"  # store.monitor.export_settings.FILE_NAME, beside the approval key
 
 
 def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
@@ -54,6 +55,9 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
             return refuse("payload", "baton denied this Read: it has no file_path, so it cannot be checked.")
         real = paths.resolve(raw, call.cwd, call.home)
         if any(paths.under(path, d) for path in (real, raw) for d in call.key_dirs):
+            if os.path.basename(real) == TELEMETRY_SETTINGS:
+                return refuse("key", "baton denied reading baton's telemetry settings: they hold the collector's "
+                                     "credentials, which only baton's export reads.")
             return refuse("key", "baton denied reading baton's approval key: only a person approves steps, with "
                                  "/baton:approve.")
         return None

@@ -18,6 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+    from store.monitor.export_settings import Settings
     from store.state.location import Layout
 
 MAX_POINTS = 2000  # data points per request
@@ -39,7 +40,7 @@ def load_state(layout: Layout) -> Dict[str, Any]:
     except (OSError, ValueError):
         data = None
     base: Dict[str, Any] = {"rev": 0, "ledger": 0, "alerts": 0, "runs": {}, "ok": None, "error": None,
-                            "tried": None, "metrics": 0, "logs": 0}
+                            "tried": None, "metrics": 0, "logs": 0, "to": None, "from": None}
     return {**base, **data} if isinstance(data, dict) else base
 
 
@@ -126,11 +127,21 @@ class Outcome:
         self.sent_points, self.sent_logs, self.error = sent_points, sent_logs, error
 
 
-def export(layout: Layout, env: Mapping[str, str], now: Optional[float] = None) -> Outcome:
+def settings_for(layout: Layout, env: Mapping[str, str]) -> Settings:
+    """The ``OTEL_*`` settings to send with (:class:`BatonError` when baton's own file is broken)."""
+    from store.monitor import export_settings
+
+    return export_settings.find(env, str(layout.project))
+
+
+def export(layout: Layout, env: Mapping[str, str], now: Optional[float] = None,
+           settings: Optional[Settings] = None) -> Outcome:
     """Send what is new, once; move the export state on for what was accepted."""
     now = time.time() if now is None else now
-    config = telemetry.Config(env)
+    settings = settings_for(layout, env) if settings is None else settings
+    config = telemetry.Config(settings.values)
     state = load_state(layout)
+    state.update(to=[config.metrics_url, config.logs_url], **{"from": settings.source})
     batch = gather(layout, env, state, now)
     metric_bodies, log_bodies = batch.bodies(config)
     errors: List[str] = []
@@ -178,14 +189,16 @@ def _sizes(layout: Layout) -> Tuple[int, ...]:
     return tuple(out)
 
 
-def run(layout: Layout, env: Mapping[str, str], rounds: int = 3) -> Optional[Outcome]:
+def run(layout: Layout, env: Mapping[str, str], rounds: int = 3,
+        settings: Optional[Settings] = None) -> Optional[Outcome]:
     """Export under the lock (one sender at a time), again while new records keep arriving."""
     os.makedirs(figures.folder(layout), exist_ok=True)
+    settings = settings_for(layout, env) if settings is None else settings
     outcome = None
     for _ in range(rounds):
         seen = _sizes(layout)
         with durable.locked(lock_path(layout)):
-            outcome = export(layout, env)
+            outcome = export(layout, env, settings=settings)
         if outcome.error or _sizes(layout) == seen:
             break
     return outcome

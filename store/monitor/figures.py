@@ -188,7 +188,7 @@ def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str
     timed += [(epoch(e.get("ts")) or 0.0, 1, e) for e in events]
     for sid, main, reading in readings:
         timed += [(m.ts if m.ts is not None else later, 2, (sid, main, m)) for m in reading.messages]
-        timed += [(ts if ts is not None else later, 3, code) for ts, code in reading.refusals]
+        timed += [(r.ts if r.ts is not None else later, 3, (sid, r)) for r in reading.refusals]
     for t, kind, item in sorted(timed, key=lambda x: (x[0], x[1])):
         if kind == 0:
             fold.apply_record(fig, item, order, approval, validated)
@@ -197,7 +197,7 @@ def _apply_in_time_order(fig: Dict[str, Any], plan: Plan, records: List[Dict[str
         elif kind == 2:
             tally.apply_message(fig, item[0], item[2], item[1])
         else:
-            tally.apply_refusal(fig, None if t == later else t, item)
+            tally.apply_refusal(fig, None if t == later else t, item[0], item[1])
     for sid, _, reading in readings:
         tally.apply_costs(fig, sid, reading)
 

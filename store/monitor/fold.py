@@ -29,6 +29,10 @@ KEEP_BARS = 50
 KEEP_FILES = 200
 KEEP_ALERTS = 200
 KEEP_MARKS = 1000  # times of the latest tool failures, for the report's timeline
+KEEP_REFUSED = 200  # the latest gate refusals, what was refused and why, for the report
+KEEP_EFFECTS = 400  # the latest `baton once` intents and results
+KEEP_APPROVALS = 200
+KEEP_NOTES, NOTE_CHARS = 4, 300  # notes kept per attempt (running, failed, done...), and their length
 COMPLETE = ("done", "skipped")
 STEP_STATUSES = ("running", "done", "failed", "skipped")
 VALIDATE_FAILED = ("validate failed", "validate timed out", "validate could not start")
@@ -123,13 +127,23 @@ def _leave(fig: Dict[str, Any], bar: List[Any]) -> None:
     bar[2], bar[3] = max(owner.get("last") or bar[1], bar[1]), "left"
 
 
+def _note(bar: List[Any], status: str, t: float, note: str) -> None:
+    """Keep the record's note on its attempt's bar (its sixth item: [status, time, note] each)."""
+    if not note:
+        return
+    if len(bar) < 6:
+        bar.append([])
+    bar[5] = (bar[5] + [[status, t, note[:NOTE_CHARS]]])[-KEEP_NOTES:]
+
+
 def _attempt(fig: Dict[str, Any], step: Dict[str, Any], step_id: str, sid: str, status: str,
-             t: float, number: int) -> None:
+             t: float, number: int, note: str) -> None:
     bars = stored.bars(fig, step_id)
     open_bar = bars[-1] if bars and bars[-1][2] is None else None
     if open_bar is not None and open_bar[0] == sid:
         if status != "running":
             open_bar[2], open_bar[3], open_bar[4] = t, status, number
+        _note(open_bar, status, t, note)
         return
     if open_bar is not None:
         _leave(fig, open_bar)
@@ -138,6 +152,7 @@ def _attempt(fig: Dict[str, Any], step: Dict[str, Any], step_id: str, sid: str, 
     candidates = [x for x in (since, _run_start(fig, sid), previous) if x is not None and x <= t]
     start = t if status == "running" or not candidates else max(candidates)
     bars.append([sid, start, None if status == "running" else t, status, number])
+    _note(bars[-1], status, t, note)
     if len(bars) > KEEP_BARS:
         del bars[0]
 
@@ -176,7 +191,7 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
         step = step_entry(fig, step_id)
         number = record.get("attempt")
         step["attempt"] = number if isinstance(number, int) else step["attempt"]
-        _attempt(fig, step, step_id, sid, status, t, step["attempt"])
+        _attempt(fig, step, step_id, sid, status, t, step["attempt"], str(record.get("note") or ""))
         fig["status"][step_id] = status
         fig["progress"] = t
         if status in COMPLETE:
@@ -191,6 +206,11 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
             step["wait"] += max(t - since, 0.0)
             fig["waits"] = (stored.part(fig, "waits") + [[step_id, since, t]])[-KEEP_BARS * 4:]
         fig["approved"] = sorted(set(fig["approved"]) | {step_id})
+        kept = [t, step_id, sid, str(record.get("note") or "")[:NOTE_CHARS], str(record.get("by") or ""),
+                str(record.get("via") or "")[:80]]
+        fig["approvals"] = ((stored.part(fig, "approvals") or []) + [kept])[-KEEP_APPROVALS:]
+    elif status in ("intent", "result"):
+        _effect(fig, record, t, step_id, sid, status)
     elif status == "session" and sid:
         entry = session_entry(fig, sid, t)
         cost, turns = record.get("cost_usd"), record.get("turns")
@@ -203,6 +223,17 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
         runs = entry["runs"]
         if runs and runs[-1][1] is None:
             runs[-1][1], runs[-1][2] = max(entry["last"] or t, runs[-1][0]), entry["run"]["ended"]
+
+
+def _effect(fig: Dict[str, Any], record: Mapping[str, Any], t: float, step_id: str, sid: str, status: str) -> None:
+    """Keep a ``baton once`` record: [time, key, intent or result, step, session, outcome, exit, id,
+    note (the command of an intent, the evidence of a settlement), the seq it settles]."""
+    code = record.get("exit")
+    kept = [t, str(record.get("key") or "")[:200], status, step_id, sid, str(record.get("outcome") or ""),
+            code if isinstance(code, int) and not isinstance(code, bool) else None, str(record.get("id") or "")[:120],
+            str(record.get("note") or "")[:NOTE_CHARS], record.get("settles") if isinstance(record.get("settles"), int)
+            else None]
+    fig["effects"] = ((stored.part(fig, "effects") or []) + [kept])[-KEEP_EFFECTS:]
 
 
 def weight(tokens: Sequence[int]) -> float:

@@ -2,9 +2,13 @@
 
 A hook only calls :func:`kick` (an export, when ``BATON_TELEMETRY=1`` and no sender is running) or
 :func:`detach` (after a session ended: catch the figures up, raise the alerts that hold, export).
-The process gets its own session and ``/dev/null`` for stdin, stdout and stderr, so Claude Code,
-which reads a hook's output to its end, never waits for it either. It is the hook process forked
-(a fraction of a millisecond), or, where a process has threads or no ``fork``, a new interpreter.
+Before it starts one, the hook finds the export's ``OTEL_*`` settings
+(:mod:`store.monitor.export_settings`) and hands them over in the sender's environment: the Claude
+Code process they may come from is the hook's parent now, and no longer the parent of a sender the
+hook left behind. The process gets its own session and ``/dev/null`` for stdin, stdout and stderr,
+so Claude Code, which reads a hook's output to its end, never waits for it either. It is the hook
+process forked (a fraction of a millisecond), or, where a process has threads or no ``fork``, a new
+interpreter.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from store.monitor import exporting, figures, telemetry
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Dict, List, Mapping, Sequence, Union
+    from typing import Dict, List, Mapping, Optional, Sequence, Union
 
     from store.state.location import Layout
 
@@ -46,10 +50,29 @@ def kick(layout: Layout, env: Mapping[str, str]) -> bool:
     return detach(layout, env, "export")
 
 
+def sender_env(layout: Layout, env: Mapping[str, str]) -> Optional[Dict[str, str]]:
+    """``env`` with the export's settings found now, for a sender; ``None`` when they turn the
+    export off, or cannot be used (why is kept where ``baton status`` shows it)."""
+    from store.base.errors import BatonError
+    from store.monitor import export_settings
+
+    try:
+        settings = export_settings.find(env, str(layout.project))
+    except BatonError as exc:
+        exporting.note_error(layout, exc.message)
+        return None
+    return None if telemetry.switched_off(settings.values) else export_settings.carry(env, settings)
+
+
 def detach(layout: Layout, env: Mapping[str, str], task: str) -> bool:
     """Start ``task`` ("export", or "settle": catch the figures up, raise alerts, then export when
     telemetry is on) in a process of its own that the hook does not wait for. A hook process forks,
     which costs it a fraction of a millisecond; elsewhere a new interpreter starts."""
+    if telemetry.enabled(env):
+        found = sender_env(layout, env)
+        if found is None and task == "export":
+            return False
+        env = found if found is not None else {**env, "BATON_TELEMETRY": "0"}  # settle, but send nothing
     try:
         if hasattr(os, "fork") and _hook_process():
             _fork(layout, dict(env), task)

@@ -69,12 +69,15 @@ def news(limits: Mapping[str, float], snap: Snapshot, counters: Mapping[str, Any
 
 
 def job_news(job: Job) -> List[str]:
-    """:func:`news` for a loaded job: nothing when no step is left or the plan sets no limits."""
-    if job.next is None or not job.plan.limits:
+    """The brief's lines from the hooks' counters for a loaded job: :func:`news` (when the plan sets
+    limits) and the API ERROR line (:func:`store.monitor.api_errors.news`); nothing when no step is left."""
+    if job.next is None:
         return []
+    from store.monitor import api_errors
     from store.monitor.counters import read_counters
 
-    return news(job.plan.limits, job.snap, read_counters(job.layout))
+    counters = read_counters(job.layout)
+    return (news(job.plan.limits, job.snap, counters) if job.plan.limits else []) + api_errors.news(counters, job.snap)
 
 
 def external_ops(snap: Snapshot, counters: Mapping[str, Any]) -> int:

@@ -4,8 +4,8 @@
 old file kept). ``counters.json`` keeps what the alerts and limits need: calls and failures since
 the last ledger record, identical failures in a row, files changed by the current step, and the
 job's total tool calls, the job's operations that left the machine (``external_ops``, see
-:func:`take_external`). Counters reset when the ledger gains a record or NEXT moves on (the job's
-totals do not).
+:func:`take_external`), and the turns an API error ended (:func:`turn_failed`). Counters reset
+when the ledger gains a record or NEXT moves on (the job's totals do not).
 """
 
 from __future__ import annotations
@@ -67,6 +67,28 @@ def append_event(layout: Layout, event: Mapping[str, Any]) -> None:
         pass
     line = jsonc.dumps(event, separators=(",", ":"), ensure_ascii=True).encode("ascii") + b"\n"
     durable.append_line(path, line, sync=False)
+
+
+def turn_failed(layout: Layout, session: str, step: str, error: str, detail: str, seq: int, via: str,
+                since: str = "") -> bool:
+    """Count one turn an API error ended (see :mod:`store.monitor.api_errors`; ``seq``: the snapshot's
+    ``progress_seq`` then); False, writing nothing, when ``since`` is given and the last error counted
+    is already this session's, at or after ``since`` (its StopFailure hook got there first)."""
+    from store.base import durable
+    from store.monitor import api_errors
+    from store.state.journal import now_iso
+
+    os.makedirs(layout.state_dir, exist_ok=True)
+    with durable.locked(layout.file(HOOKS_LOCK)):
+        counters = read_counters(layout)
+        if api_errors.already_counted(counters, session, since):
+            return False
+        entry = api_errors.entry(now_iso(), session, step, error, detail, seq, via)
+        append_event(layout, {"kind": api_errors.KIND, **entry})
+        counters["api_errors"] = int(counters.get("api_errors", 0) or 0) + 1
+        counters["api_error"] = entry
+        save_counters(layout, counters)
+    return True
 
 
 def _fresh_for(counters: Dict[str, Any], seq: int, step: str) -> Dict[str, Any]:

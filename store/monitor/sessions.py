@@ -52,7 +52,7 @@ def view(sid: str, entry: Mapping[str, Any], latest_start: float, cost: SessionC
             "tokens": tokens_of(entry.get("tokens") or [0, 0, 0, 0]),
             "cost_usd": cost.reported, "cost_complete": cost.reported is not None and not cost.uncovered,
             "calls": int(entry.get("calls") or 0), "failures": int(entry.get("failures") or 0),
-            "transcript": entry.get("transcript", "")}
+            "commands": int(entry.get("commands") or 0), "transcript": entry.get("transcript", "")}
 
 
 def views(fig: Mapping[str, Any], costs: Mapping[str, SessionCost]) -> List[Dict[str, Any]]:

@@ -1,21 +1,23 @@
 """How the job's figures are kept on disk: one line of JSON per part, read and written part by part.
 
-Version 2 of the figures file. Its first line, the head, holds the job's totals and offsets, the
-transcripts' offsets and every step but its bars; it names the parts whose lines follow, in this
-order: NEXT's history (decoded at every read, since every fold asks which step was NEXT when, and
-written as it was read while it holds the same), each session's digest (what every Stop reads of
-every session: its cost, the values of its :class:`store.monitor.costs.SessionCost`, and when it
-was last active, which compaction orders by), each session's entry, each step's bars (attempts),
-and the long lists that few folds change (``closed``, ``marks``, ``alerts``, ``waits``).
-
-Reading decodes the head and either every entry or, for a hook's fold (``lazy``), the digests:
-``fig["sessions"]`` then holds a session's digest until :func:`session` decodes its entry, which
-whatever reads more of a session than its digest, or changes it, goes through; the bars and the
-lists stay text until :func:`bars` and :func:`part` decode them. Writing copies the text of each
-part that did not change: one never decoded, and a session or a step's bars whose ``rev`` is not
-newer than the file's (every change to an entry marks it, as the export needs too). So a Stop
-decodes and re-encodes what its fold touches, not the whole figures; and one file, replaced at
-once, keeps each save whole.
+Version 3 of the figures file (version 2, without the report's lists of refusals, side effects and
+approvals and the notes on a step's bars, is read as it is; baton before version 3 rebuilds from a
+version 3 file rather than read notes it does not know). Its first line, the head, holds the job's
+totals and offsets, the transcripts' offsets and every step but its bars; it names the parts whose
+lines follow, in this order: NEXT's history (decoded at every read, since every fold asks which step
+was NEXT when, and written as it was read while it holds the same), each session's digest (what
+every Stop reads of every session: its cost, the values of its
+:class:`store.monitor.costs.SessionCost`, and when it was last active, which compaction orders by),
+each session's entry, each step's bars (attempts), and the long lists that few folds change
+(``closed``, ``marks``, ``alerts``, ``waits``, and for the report ``refused``, ``effects`` and
+``approvals``). Reading decodes the head and either every entry or, for a hook's fold (``lazy``),
+the digests: ``fig["sessions"]`` then holds a session's digest until :func:`session` decodes its
+entry, which whatever reads more of a session than its digest, or changes it, goes through; the bars
+and the lists stay text until :func:`bars` and :func:`part` decode them. Writing copies the text of
+each part that did not change: one never decoded, and a session or a step's bars whose ``rev`` is
+not newer than the file's (every change to an entry marks it, as the export needs too). So a Stop
+decodes and re-encodes what its fold touches, not the whole figures; and one file, replaced at once,
+keeps each save whole.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Collection, Dict, List, Mapping, Optional, Set
 
-VERSION = 2
-LISTS = ("closed", "marks", "alerts", "waits")  # long, and changed by few folds; ``closed`` may be absent
+VERSION = 3
+READABLE = (2, 3)  # version 2 lacks the report's lists and the notes on bars, which start empty
+LISTS = ("closed", "marks", "alerts", "waits", "refused", "effects", "approvals")  # long, and changed by few folds;
+# ``closed`` and the last three (added in version 3, for the report) may be absent
 TIGHT = (",", ":")
 
 
@@ -68,7 +72,7 @@ def parse(text: str, required: Collection[str], lazy: bool = False) -> Optional[
     their digests, and the bars and the lists stay text, until the fold needs them."""
     end = text.find("\n")
     head = jsonc.loads(text[:end]) if end > 0 else None
-    if not isinstance(head, dict) or head.get("version") != VERSION:
+    if not isinstance(head, dict) or head.get("version") not in READABLE:
         return None
     parts = head.pop("parts", None)
     if not isinstance(parts, dict) or not all(_strings(parts.get(k)) for k in ("sessions", "bars", "lists")):

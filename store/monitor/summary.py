@@ -1,6 +1,6 @@
 """The job's figures as ``baton status --json`` gives them (schema ``baton.status``, version 1):
-progress, time, turns, tokens, cost, tool outcomes, retries, approval waits, changed files,
-validation, artifacts, every step with its attempts, every session, and the alerts raised.
+progress, time, turns, tokens, cost, tool outcomes, retries, turns an API error ended, approval
+waits, changed files, validation, artifacts, every step with its attempts, every session, and the alerts raised.
 
 Built from the plan, the snapshot and the caught-up figures; read by the dashboard, the report,
 the alerts and the OpenTelemetry export, so all of them say the same thing.
@@ -38,10 +38,14 @@ def _attempts(fig: Mapping[str, Any], step_id: str, entry: Mapping[str, Any], vi
     """The step's attempts: each recorded one, and the work of a session that spent tokens or tool
     calls on the step and ended without recording it (left running, or still open)."""
     out = []
-    for sid, start, end, outcome, number in entry.get("bars", ()):
+    for bar in entry.get("bars", ()):
+        sid, start, end, outcome, number = bar[:5]
         if end is None and views.get(sid, {}).get("ended", "open") != "open":
             outcome, end = "left", max(epoch(views[sid].get("end")) or start, start)
-        out.append({"n": number, "session": sid or None, "start": when(start), "end": when(end), "outcome": outcome})
+        kept = bar[5] if len(bar) > 5 else ()  # the notes of its records (figures before version 3: none)
+        notes = [{"status": status, "ts": when(t), "note": note} for status, t, note in kept]
+        out.append({"n": number, "session": sid or None, "start": when(start), "end": when(end), "outcome": outcome,
+                    "notes": notes})
     recorded = {bar[0] for bar in entry.get("bars", ())}
     for sid, counts in (entry.get("by") or {}).items():
         view = views.get(sid)
@@ -53,7 +57,7 @@ def _attempts(fig: Mapping[str, Any], step_id: str, entry: Mapping[str, Any], vi
         since = max((t for t, s in fig["history"] if s == step_id and (end is None or t <= end)), default=None)
         start = max(x for x in (since, epoch(view["start"]), 0.0) if x is not None)
         out.append({"n": 0, "session": sid, "start": when(start),
-                    "end": when(end), "outcome": "left" if end is not None else "running"})
+                    "end": when(end), "outcome": "left" if end is not None else "running", "notes": []})
     return sorted(out, key=lambda a: (a["start"] or "", a["end"] or "~"))
 
 
@@ -71,7 +75,7 @@ def _step(job: Job, fig: Mapping[str, Any], plan_step: Step, views: Mapping[str,
     attempts = _attempts(fig, step_id, entry, views, waits)
     wait = float(entry.get("wait") or 0.0) + (max(now - waits[-1][0], 0.0) if waits and waits[-1][1] == now else 0.0)
     attempts += [{"n": 0, "session": None, "start": when(s), "end": when(e) if e != now else None,
-                  "outcome": "waiting"} for s, e in waits]
+                  "outcome": "waiting", "notes": []} for s, e in waits]
     attempt = int(info.get("attempt") or 0)
     return {"id": step_id, "title": plan_step.title, "phase": plan_step.phase,
             "status": info.get("status", "pending"), "attempt": attempt, "ts": info.get("ts"),
@@ -141,6 +145,8 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "tools": {"calls": int(fig["calls"]), "failures": int(fig["failures"]), "refusals": dict(fig["refusals"]),
                   "last_error": fig["error"] and _error(fig["error"])},
         "retries": sum(s["retries"] for s in steps),
+        "api_errors": {"turns": int(fig.get("api_errors") or 0),
+                       "last": fig.get("api_error") and _error(fig["api_error"])},
         "approval_wait_s": round(sum(s["approval_wait_s"] for s in steps), 3),
         "changed_files": sum(s["changed_files"] for s in steps),
         "validation": {k: sum(1 for s in steps if s["validation"] == k) for k in ("passed", "failed")},
@@ -150,18 +156,40 @@ def summarize(job: Job, fig: Mapping[str, Any], last: Sequence[Mapping[str, Any]
         "alerts_total": int(fig["alerts_total"]), "last": list(last),
         "failure_times": [{"ts": when(t), "session": sid or None, "step": step or None}
                           for t, sid, step in fig["marks"]],
-        "once": once(job), "partial": job.partial,
+        "once": once(job, fig), "refused": refused(fig, str(job.layout.project)), "approvals": approvals(fig),
+        "partial": job.partial,
     }
     data["limits"] = _limits(job, data, fig, now)
     return data
 
 
-def once(job: Job) -> Dict[str, Any]:
-    """``baton once`` side effects: how many results stand, and the intents still open (running
-    now, or unknown until settled), oldest first."""
+def once(job: Job, fig: Mapping[str, Any]) -> Dict[str, Any]:
+    """``baton once`` side effects: how many results stand, the intents still open (running now, or
+    unknown until settled), oldest first, and the latest intents and results in order."""
     snap = job.snap
+    names = ("ts", "key", "status", "step", "session", "outcome", "exit", "id", "note", "settles")
     return {"results": snap.once_results,
-            "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])]}
+            "open": [{"key": k, **v} for k, v in sorted(snap.once_open.items(), key=lambda kv: kv[1]["seq"])],
+            "records": [{**dict(zip(names, item)), "ts": when(item[0]), "session": item[4] or None}
+                        for item in fig.get("effects") or ()]}
+
+
+def refused(fig: Mapping[str, Any], project: str) -> List[Dict[str, Any]]:
+    """The latest tool calls the gate refused: when, in which session and step, the code, the tool,
+    what it was asked to do (a path inside the project relative to it) and the reason the model
+    was given."""
+    names = ("ts", "session", "step", "code", "tool", "target", "reason")
+    inside = project.rstrip(os.sep) + os.sep
+    return [{**dict(zip(names, item)), "ts": when(item[0]), "session": item[1] or None, "step": item[2] or None,
+             "target": item[5][len(inside):] if item[5].startswith(inside) else item[5]}
+            for item in fig.get("refused") or ()]
+
+
+def approvals(fig: Mapping[str, Any]) -> List[Dict[str, Any]]:
+    """The latest approvals: when, the step, the session whose prompt gave it, the person's note."""
+    names = ("ts", "step", "session", "note", "by", "via")
+    return [{**dict(zip(names, item)), "ts": when(item[0]), "session": item[2] or None}
+            for item in fig.get("approvals") or ()]
 
 
 def _current(job: Job, fig: Mapping[str, Any], steps: Sequence[Mapping[str, Any]]) -> Optional[Dict[str, Any]]:

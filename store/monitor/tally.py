@@ -5,7 +5,7 @@ a session's reported cost. Pure functions over the figures' JSON dict, beside :m
 
 from __future__ import annotations
 
-from store.monitor import stored
+from store.monitor import fold, stored
 from store.monitor.clock import epoch
 from store.monitor.compact import track
 from store.monitor.fold import KEEP_ALERTS, KEEP_FILES, KEEP_MARKS, activity, session_entry, step_at, step_entry, weight
@@ -14,6 +14,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Mapping, Optional
 
+    from store.monitor.refusals import Refusal
     from store.monitor.transcript import Message, Reading
 
 
@@ -67,7 +68,9 @@ def _session_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[fl
     if isinstance(path, str) and path:
         entry["transcript"] = path
         track(fig, sid, path)
-    if event.get("event") == "start":
+    if event.get("event") == "command":  # a /baton: command answered without a model (the report leaves it out)
+        entry["commands"] = int(entry.get("commands") or 0) + 1
+    elif event.get("event") == "start":
         if event.get("source") == "compact":
             activity(fig, sid, t)
             return  # compaction happens inside a running process: not a new run
@@ -84,14 +87,26 @@ def _session_event(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[fl
     activity(fig, sid, t)
 
 
+def _api_error(fig: Dict[str, Any], event: Mapping[str, Any], t: Optional[float]) -> None:
+    """A turn an API error ended (see :mod:`store.monitor.api_errors`). Figures saved before this
+    existed lack both keys, and stay readable: they start from none."""
+    fig["api_errors"] = int(fig.get("api_errors") or 0) + 1
+    fig["api_error"] = {"ts": t, "step": str(event.get("step") or "")[:200], "session": str(event.get("session") or ""),
+                        "error": str(event.get("error") or "")[:40], "detail": str(event.get("detail") or "")[:200]}
+    activity(fig, str(event.get("session") or ""), t)
+
+
 def apply_event(fig: Dict[str, Any], event: Mapping[str, Any]) -> None:
-    """Fold one line of ``events.jsonl``: a tool outcome, a session's start or end, or an alert."""
+    """Fold one line of ``events.jsonl``: a tool outcome, a session's start or end, an alert, or a
+    turn an API error ended."""
     t = epoch(event.get("ts"))
     kind = event.get("kind")
     if kind is None and "tool" in event:
         _tool_event(fig, event, t)
     elif kind == "session":
         _session_event(fig, event, t)
+    elif kind == "api_error":
+        _api_error(fig, event, t)
     elif kind == "alert":
         keep = {k: event.get(k) for k in ("ts", "alert", "key", "step", "session", "message")}
         fig["alerts"] = (stored.part(fig, "alerts") + [keep])[-KEEP_ALERTS:]
@@ -116,12 +131,16 @@ def apply_message(fig: Dict[str, Any], sid: str, message: Message, main: bool) -
     activity(fig, sid, message.ts)
 
 
-def apply_refusal(fig: Dict[str, Any], ts: Optional[float], code: str) -> None:
-    """A tool call the gate refused (its ``[baton:CODE]`` in the tool result)."""
+def apply_refusal(fig: Dict[str, Any], ts: Optional[float], sid: str, refusal: Refusal) -> None:
+    """A tool call the gate refused (its ``[baton:CODE]`` in the tool result): counted, and kept
+    among the latest :data:`KEEP_REFUSED` with what was refused, for the report."""
+    code = refusal.code
     fig["refusals"][code] = fig["refusals"].get(code, 0) + 1
     step_id = step_at(fig, ts)
     if step_id:
         step_entry(fig, step_id)["refusals"] += 1
+    kept = [ts, sid, step_id or "", code, refusal.tool, refusal.target, refusal.reason]
+    fig["refused"] = ((stored.part(fig, "refused") or []) + [kept])[-fold.KEEP_REFUSED:]
 
 
 def apply_costs(fig: Dict[str, Any], sid: str, reading: Reading) -> None:

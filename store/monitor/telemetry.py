@@ -1,5 +1,6 @@
-"""OpenTelemetry for a job: where to send (the standard ``OTEL_*`` variables) and what (OTLP/HTTP
-request bodies in JSON), with the standard library only.
+"""OpenTelemetry for a job: where to send (the standard ``OTEL_*`` variables, found where
+:mod:`store.monitor.export_settings` says) and what (OTLP/HTTP request bodies in JSON), with the
+standard library only.
 
 Off unless ``BATON_TELEMETRY=1`` (and ``OTEL_SDK_DISABLED`` is not ``true``). Endpoints follow the
 OTLP exporter specification: ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT`` / ``..._LOGS_ENDPOINT`` as
@@ -28,8 +29,12 @@ TRUE = ("1", "true", "yes", "on")
 
 
 def enabled(env: Mapping[str, str]) -> bool:
-    return (env.get("BATON_TELEMETRY", "").strip().lower() in TRUE
-            and env.get("OTEL_SDK_DISABLED", "").strip().lower() != "true")
+    return env.get("BATON_TELEMETRY", "").strip().lower() in TRUE and not switched_off(env)
+
+
+def switched_off(settings: Mapping[str, str]) -> bool:
+    """``OTEL_SDK_DISABLED=true`` among ``settings``."""
+    return settings.get("OTEL_SDK_DISABLED", "").strip().lower() == "true"
 
 
 def _pairs(text: str) -> Dict[str, str]:

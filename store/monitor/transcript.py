@@ -1,4 +1,5 @@
-"""Reading a Claude Code transcript from an offset: tokens, model turns, cost and gate refusals.
+"""Reading a Claude Code transcript from an offset: tokens, model turns, cost and gate refusals
+(with what was refused, :mod:`store.monitor.refusals`).
 
 Claude Code (2.1.328) writes one ``assistant`` entry per content block, each repeating the
 message's ``usage``; entries of one message share ``message.id`` and ``requestRef``. A message is
@@ -17,6 +18,8 @@ from store.monitor.clock import epoch
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional, Tuple
+
+    from store.monitor.refusals import Refusal
 
 KINDS = ("input", "output", "cache_read", "cache_creation")
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -46,13 +49,14 @@ class Reading(Value):
     """What one read found. ``offset`` is where the next read starts; ``recent`` carries message
     keys (and the usage counted for each) to that read."""
 
-    __slots__ = ("offset", "messages", "costs", "refusals", "recent", "last_ts", "skipped", "priced")
+    __slots__ = ("offset", "messages", "costs", "refusals", "recent", "last_ts", "skipped", "priced", "used")
 
     def __init__(self, offset: int, recent: List[List[Any]]) -> None:
         self.offset = offset
         self.messages: List[Message] = []
         self.costs: List[Cost] = []
-        self.refusals: List[Tuple[Optional[float], str]] = []
+        self.refusals: List[Refusal] = []
+        self.used: Dict[str, Tuple[str, str]] = {}  # tool_use id -> (tool, target), for the refusals
         self.recent = recent
         self.last_ts: Optional[float] = None
         self.skipped = 0  # lines that were not JSON
@@ -73,7 +77,7 @@ def _key(entry: Dict[str, Any], message: Dict[str, Any]) -> Optional[str]:
     return str(entry["uuid"]) if entry.get("uuid") else None
 
 
-def _assistant(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> None:
+def _assistant(entry: Dict[str, Any], ts: Optional[float], reading: Reading, raw: bytes) -> None:
     message = entry.get("message")
     usage = _usage(message.get("usage")) if isinstance(message, dict) else None
     if usage is None or not isinstance(message, dict):
@@ -91,6 +95,10 @@ def _assistant(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> 
     if new and isinstance(cost, (int, float)) and not isinstance(cost, bool) and cost >= 0:
         reading.priced += float(cost)
     reading.messages.append(Message(ts, added, new, entry.get("isSidechain") is True))
+    if b'"tool_use"' in raw:
+        from store.monitor import refusals
+
+        refusals.remember(message.get("content"), reading.used)
 
 
 def _cost_state(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> None:
@@ -106,13 +114,16 @@ def _cost_state(entry: Dict[str, Any], ts: Optional[float], reading: Reading) ->
 
 
 def _refusals(entry: Dict[str, Any], ts: Optional[float], reading: Reading) -> None:
+    from store.monitor import refusals
+
     message = entry.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     for block in content if isinstance(content, list) else ():
         if isinstance(block, dict) and block.get("type") == "tool_result" and block.get("is_error") is True:
             inner = block.get("content")
             text = inner if isinstance(inner, str) else jsonc.dumps(inner)
-            reading.refusals += [(ts, code) for code in refusal_codes(text)[-1:]]
+            reading.refusals += [refusals.of_result(text, code, ts, block.get("tool_use_id"), reading.used)
+                                 for code in refusal_codes(text)[-1:]]
 
 
 def refusal_codes(text: str) -> List[str]:
@@ -144,7 +155,7 @@ def _line(raw: bytes, reading: Reading) -> None:
     ts = epoch(entry.get("timestamp"))
     kind = entry.get("type", "assistant" if isinstance(entry.get("message"), dict) else None)
     if kind == "assistant":
-        _assistant(entry, ts, reading)
+        _assistant(entry, ts, reading, raw)
     elif kind == "cost-state":
         _cost_state(entry, ts, reading)
     elif kind == "user":

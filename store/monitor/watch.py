@@ -45,6 +45,16 @@ def session_started(layout: Layout, session: str, transcript: str, source: str) 
     return pending
 
 
+def command_answered(layout: Layout, session: str, command: str) -> None:
+    """Note that the session's prompt was a baton command answered without a model, so a session
+    that did nothing else is not shown as one that worked."""
+    from store.monitor.outcomes import append_event
+
+    with durable.locked(layout.file(HOOKS_LOCK)):
+        append_event(layout, {"kind": "session", "event": "command", "ts": now_iso(), "session": session,
+                              "command": command[:40]})
+
+
 def note_totals(counters: Dict[str, Any], fig: Dict[str, Any]) -> None:
     """The totals the job limits read: tokens summed from transcripts, dollars reported."""
     from store.monitor import costs

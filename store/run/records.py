@@ -4,7 +4,8 @@ A ``session`` record carries the session id, how it ended (:data:`ENDINGS`), its
 Claude Code reported them, and the process's exit code; like ``stop`` it is not step progress (the
 brief's LAST line and the snapshot's step states ignore it). Claude Code reports a resumed session's
 ``total_cost_usd`` cumulatively, so each record keeps only what is new since the same session's
-earlier records. A ``stop`` record says why the run stopped and what a person does next.
+earlier records. A session that parked a call until NEXT's approval (``ended: parked``) keeps the
+call in ``parked``. A ``stop`` record says why the run stopped and what a person does next.
 """
 
 from __future__ import annotations
@@ -34,8 +35,9 @@ def recorded_cost(layout: Layout, session_id: str) -> float:
 
 def record_session(layout: Layout, step: str, session_id: str, ended: str, note: str = "",
                    total_cost_usd: Optional[float] = None, turns: Optional[int] = None,
-                   exit_code: Optional[int] = None) -> Dict[str, Any]:
-    """Append the ``session`` record of one Claude Code session and return it."""
+                   exit_code: Optional[int] = None, parked: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+    """Append the ``session`` record of one Claude Code session and return it (``parked``: the call
+    it parked, and the ``step`` whose approval it waits for; a later run resumes the session there)."""
     if ended not in ENDINGS:
         raise BatonError(f"unknown session ending {ended!r}; valid: {', '.join(ENDINGS)}")
     note = f"{ended}: {note}" if note else ended  # `baton log` shows the note: say how it ended first
@@ -47,7 +49,21 @@ def record_session(layout: Layout, step: str, session_id: str, ended: str, note:
         extra["turns"] = turns
     if exit_code is not None:
         extra["exit"] = exit_code
+    if parked:
+        extra["parked"] = {k: str(parked.get(k) or "")[:200] for k in ("id", "tool", "what", "step")}
     return journal.append(layout, step, "session", note, **extra)
+
+
+def parked_on(layout: Layout, step: str) -> Optional[Dict[str, Any]]:
+    """The latest ``session`` record when that session parked a call that waits for ``step``'s approval
+    (``None`` otherwise): the session a run resumes at that call once ``step`` is approved. Only the
+    latest counts: a later session means the parked one was given up."""
+    records, _ = journal.last_records(layout, LOOK_BACK)
+    latest = next((r for r in reversed(records) if r.get("status") == "session"), None)
+    held = latest.get("parked") if latest is not None else None
+    if latest is None or latest.get("ended") != "parked" or not isinstance(held, dict) or held.get("step") != step:
+        return None
+    return latest if latest.get("session") else None
 
 
 def record_stop(layout: Layout, step: str, outcome: str, note: str) -> Dict[str, Any]:

@@ -59,17 +59,24 @@ def reached(job: Job, counters: Mapping[str, Any]) -> List[str]:
     return limits.reached(job.plan.limits, job.snap, {**counters, "cost_usd": spent_cost(job, counters)})
 
 
-def from_job(job: Job, counters: Mapping[str, Any], claude: str, plugin_dir: str, again: str) -> Optional[Stop]:
-    """The stop the job's own state calls for before another session, or None to go on."""
+def from_job(job: Job, counters: Mapping[str, Any], claude: str, plugin_dir: str, again: str,
+             parked: Optional[Mapping[str, Any]] = None) -> Optional[Stop]:
+    """The stop the job's own state calls for before another session, or None to go on. ``parked``:
+    the record of the session that parked a call on NEXT (see ``records.parked_on``)."""
     nxt = job.next
     if nxt is None:
         return Stop("done", "all steps complete")
     if job.waiting_for_approval():
+        held = ""
+        if parked is not None:
+            call = parked.get("parked") or {}
+            held = (f"\n            (it resumes session {str(parked.get('session'))[:8]} at the call it parked: "
+                    f"{one_line(str(call.get('what') or call.get('tool')), 80)})")
         message = (f"waiting for a person's approval of {one_line(nxt.id, 60)}"
                    + (f" ({one_line(nxt.title, 80)})" if nxt.title else "") + ".\n"
                    f"  approve:  {approve_command(claude, plugin_dir, nxt.id)}\n"
                    f"            (or type /baton:approve {one_line(nxt.id, 60)} in a Claude Code session)\n"
-                   f"  then go on: {again}")
+                   f"  then go on: {again}{held}")
         return Stop("approval", message)
     hit = reached(job, counters)
     if hit:

@@ -6,7 +6,10 @@ an API error (``error_status``, ``retry_delay_ms``: a retry-after of up to 60 s 
 the ``assistant`` and ``user`` messages, and one ``result``. When an API error outlasts its retries
 (``CLAUDE_CODE_MAX_RETRIES``, default 10) the result has ``terminal_reason: "api_error"`` and
 ``api_error_status`` (429, 529, 5xx; null for a dropped connection or a timeout), and the process
-exits 1. The retry-after itself never appears: only the delays of the retries before.
+exits 1. The retry-after itself never appears: only the delays of the retries before. A session
+whose PreToolUse hook deferred a call (baton parks a call that waits for an approval, see
+``store.gate.parking``) ends with ``terminal_reason: "tool_deferred"``, the call in
+``deferred_tool_use``, an empty result and exit 0.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
-ENDINGS = ("completed", "approval", "limit", "api_error", "turn_cap", "budget", "killed", "crashed",
+ENDINGS = ("completed", "approval", "parked", "limit", "api_error", "turn_cap", "budget", "killed", "crashed",
            "error", "interrupted", "no_plugin")
 RETRIED_STATUSES = (408, 409, 429)  # and every 5xx (529 overloaded included), and no status (network)
 
@@ -71,11 +74,13 @@ class Report:
 class Ending(Frozen):
     """How a session ended, in the terms of the ledger's ``session`` records."""
 
-    __slots__ = ("ended", "detail", "transient", "retry_after", "cost_usd", "turns", "exit_code")
+    __slots__ = ("ended", "detail", "transient", "retry_after", "cost_usd", "turns", "exit_code", "api_error",
+                 "parked")
 
     def __init__(self, ended: str, detail: str, transient: bool = False, retry_after: float = 0.0,
                  cost_usd: Optional[float] = None, turns: Optional[int] = None,
-                 exit_code: Optional[int] = None) -> None:
+                 exit_code: Optional[int] = None, api_error: str = "",
+                 parked: Optional[Dict[str, Any]] = None) -> None:
         self.ended = ended
         self.detail = detail  # one line for people: the error, the signal, the last words on stderr
         self.transient = transient  # an API error worth retrying (overloaded, rate limited, 5xx, network)
@@ -83,6 +88,8 @@ class Ending(Frozen):
         self.cost_usd = cost_usd  # total_cost_usd as reported (cumulative over resumes of one session)
         self.turns = turns
         self.exit_code = exit_code  # the process's exit code, negative for a signal (as subprocess says)
+        self.api_error = api_error  # for api_error: the status and kind ("529 overloaded_error"), else ""
+        self.parked = parked  # for parked: the call a hook deferred ({"id", "tool", "what"}), else None
 
 
 def _api_error(result: Dict[str, Any]) -> Optional[str]:
@@ -101,6 +108,16 @@ def transient(status: Any) -> bool:
     return isinstance(status, int) and (status in RETRIED_STATUSES or status >= 500)
 
 
+def _deferred(call: Any) -> Dict[str, Any]:
+    """The call a PreToolUse hook deferred, as the result names it: its id, tool and what it touches."""
+    call = call if isinstance(call, dict) else {}
+    tool_input = call.get("input") if isinstance(call.get("input"), dict) else {}
+    target = next((tool_input[k] for k in ("command", "file_path", "notebook_path", "url") if
+                   isinstance(tool_input.get(k), str)), "")
+    return {"id": str(call.get("id") or ""), "tool": str(call.get("name") or ""),
+            "what": one_line(f"{call.get('name')}: {target}", 120)}
+
+
 def _from_result(result: Dict[str, Any], report: Report, exit_code: int) -> Ending:
     cost = result.get("total_cost_usd")
     cost = float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
@@ -113,7 +130,10 @@ def _from_result(result: Dict[str, Any], report: Report, exit_code: int) -> Endi
     if api is not None:
         said = said.split(". ", 1)[0]  # "API Error: 529 Overloaded", without Claude Code's advice after it
         return Ending("api_error", f"{api}: {said}" if said else api, transient(result.get("api_error_status")),
-                      report.retry_delay, cost, turns, exit_code)
+                      report.retry_delay, cost, turns, exit_code, api)
+    if reason == "tool_deferred" or result.get("stop_reason") == "tool_deferred":
+        call = _deferred(result.get("deferred_tool_use"))
+        return Ending("parked", f"parked {call['what']}", False, 0.0, cost, turns, exit_code, parked=call)
     if subtype == "error_max_turns" or reason == "max_turns":
         return Ending("turn_cap", first_error or "reached --max-turns", False, 0.0, cost, turns, exit_code)
     if subtype == "error_max_budget_usd" or reason == "budget_exhausted":

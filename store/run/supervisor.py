@@ -17,11 +17,11 @@ import time
 
 from store.base.errors import BatonError
 from store.base.values import Frozen
-from store.monitor.outcomes import read_counters
-from store.run import backoff, command_line, notify, orphans, records, session, stops
+from store.run import backoff, command_line, notify, orphans, records, session, spent, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
+from store.state.journal import now_iso
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -54,7 +54,7 @@ class Supervisor:
         self.started = time.monotonic()
         self.sessions = self.idle = self.api_errors = self.failures = self.refused = 0
         self.run_cost = 0.0
-        self.resume_id = self.last_detail = self.plan_job = ""
+        self.resume_id = self.last_detail = self.plan_job = self.session_started = ""
 
     def run(self) -> int:
         """Supervise until a stop; the exit code (see ``stops.CODES``)."""
@@ -86,11 +86,16 @@ class Supervisor:
         self.plan_job = job.plan.job
         self.emit({"event": "start", "pid": os.getpid(), "job": self.job_id, "project": str(self.layout.project),
                    "done": _done(job), "total": len(job.plan.steps), "next": job.next.id if job.next else None})
+        held = records.parked_on(self.layout, job.next.id) if job.next is not None else None
+        if held is not None and not job.waiting_for_approval():  # approved since: go on at the parked call
+            self.resume_id = str(held["session"])
         while True:
             if self.watch.caught():
                 return self._stop(job, stops.interrupted(job, self.watch.signal_name, self.config.again))
-            counters = read_counters(self.layout)
-            verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again)
+            counters = spent.caught_up(job)
+            held = records.parked_on(self.layout, job.next.id) if job.waiting_for_approval() and job.next else None
+            verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again,
+                                     held)
             if verdict is None and self.idle >= self.config.max_idle:
                 verdict = stops.idle(job, self.idle, self.refused, self.last_detail, self.config.again)
             if verdict is not None:
@@ -115,14 +120,15 @@ class Supervisor:
 
     def _session(self, job: Job, counters: Mapping[str, Any], claude: str) -> Tuple[Report, Ending]:
         self.sessions += 1
-        turns = counters.get("turns", 0)
-        caps = command_line.job_caps(job.plan.limits, turns if isinstance(turns, (int, float)) else 0,
-                               stops.spent_cost(job, counters)).tighter(self.config.user_caps)
+        caps = command_line.job_caps(job.plan.limits, spent.used(counters, "turns"), stops.spent_cost(job, counters),
+                                     spent.used(counters, "tokens")).tighter(self.config.user_caps)
         argv = command_line.argv(claude, caps, self.config.user_args, self.config.plugin_dir, self.resume_id,
-                           self.config.prompt)
+                                 self.config.prompt)
         facts = {"next": job.next.id if job.next else None, "resume": self.resume_id or None,
-                 "max_turns": caps.turns, "max_budget_usd": caps.cost_usd}
+                 "max_turns": caps.turns, "max_budget_usd": caps.cost_usd,
+                 "task_budget": None if caps.tokens is None else max(caps.tokens, command_line.MIN_TASK_BUDGET)}
         env = command_line.environment(self.env, self.job_id)
+        self.session_started = now_iso()
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
                                facts)
@@ -135,11 +141,14 @@ class Supervisor:
         if ended in ("completed", "turn_cap", "budget") and after.next is not None:
             if after.waiting_for_approval():
                 ended = "approval"
-            elif stops.reached(after, read_counters(self.layout)):
+            elif stops.reached(after, spent.caught_up(after)):
                 ended = "limit"
         step = before.next.id if before.next else ""
+        if ending.ended == "api_error":
+            self._api_error(after, report, ending, step)
+        parked = ending.parked and {**ending.parked, "step": after.next.id if after.next else ""}  # what it waits for
         record = records.record_session(self.layout, step, report.session_id, ended, ending.detail,
-                                        ending.cost_usd, ending.turns, ending.exit_code)
+                                        ending.cost_usd, ending.turns, ending.exit_code, parked)
         cost = record.get("cost_usd")
         self.run_cost += cost if isinstance(cost, (int, float)) else 0.0
         self.idle = 0 if recorded else self.idle + (0 if ending.ended == "api_error" else 1)
@@ -148,6 +157,18 @@ class Supervisor:
                    "ended": ended, "detail": ending.detail, "exit_code": ending.exit_code, "cost_usd": cost,
                    "turns": ending.turns, "recorded": recorded, "next": after.next.id if after.next else None,
                    "run_cost_usd": round(self.run_cost, 10)})
+
+    def _api_error(self, job: Job, report: Report, ending: Ending, step: str) -> None:
+        """Count the turn in the job's figures, as the StopFailure hook would have: Claude Code ends a
+        ``-p`` process without waiting for that hook, so it is counted here unless it got there."""
+        from store.monitor import outcomes
+
+        detail = ending.detail.split(": ", 1)[-1] if ending.api_error else ending.detail
+        try:
+            outcomes.turn_failed(self.layout, report.session_id, step, ending.api_error or "network", detail,
+                                 job.snap.progress_seq, "baton run", since=self.session_started)
+        except OSError as exc:  # the figures miss this error; the run goes on, and says so
+            self.emit({"event": "warning", "message": f"could not count the API error in the figures: {exc}"})
 
     def _after(self, job: Job, ending: Ending, report: Report) -> Optional[stops.Stop]:
         """Decide on the failure counters after a session; wait when it ended abnormally."""

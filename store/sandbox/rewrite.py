@@ -1,13 +1,19 @@
-"""The command Claude Code is handed instead of the model's: the original, run inside bubblewrap.
+"""The command Claude Code is handed instead of the model's: a short line that runs it in bubblewrap.
 
-A short pure-shell line; outside the sandbox it runs only shell builtins and bwrap by its absolute
-path (no PATH lookup; no second interpreter, but for a network allowlist's proxy,
-``store/sandbox/netproxy.py``). bwrap reads its arguments from a file baton wrote in
-``.baton/run/`` (``--args``), which nothing in the sandbox can write. The original command is one
-single-quoted argument, evaluated only inside, after the person's shell snapshot is sourced there as
-Claude Code sources it outside, so functions and aliases work. The inner shell reports its final
-directory on a pipe the command cannot see; the outer shell ``cd``s there and returns the inner exit
-status, so ``cd`` persists and exit codes are kept. If bwrap cannot start, nothing runs.
+What a person is shown (when Claude Code asks them) is that line: it sources a script baton wrote
+in ``.baton/run/`` (which nothing in a sandbox can write) and hands it the model's command verbatim,
+in a quoted here-document on descriptor 9, so the command's own stdin is untouched::
+
+    . '/project/.baton/run/<id>.sh' 9<<'BATON_CMD'
+    <the model's command, as it wrote it>
+    BATON_CMD
+
+The script runs only shell builtins and bwrap (or baton's proxy or broker, which start bwrap) by
+absolute paths: no PATH lookup. bwrap reads its arguments from a file baton wrote (``--args``). The
+command is evaluated only inside, after the person's shell snapshot is sourced there as Claude Code
+sources it outside, so functions and aliases work. The inner shell reports its final directory on a
+pipe the command cannot see; the script ``cd``s there and returns the inner exit status, so ``cd``
+persists and exit codes are kept. If bwrap cannot start, nothing runs.
 """
 
 from __future__ import annotations
@@ -30,8 +36,10 @@ INNER = ("exec 3>&4 4>&-; __baton_cmd=$1; shift; " + PROXY +
 ONCE_INNER = PROXY + "exec \"$@\""
 # Claude Code runs `bash -c 'source <snapshot> ... eval <command> ...'`: take the snapshot from there
 SNAPSHOT = ("__baton_s=${BASH_EXECUTION_STRING-}; __baton_s=${__baton_s#source }; __baton_s=${__baton_s%% *}; "
-            "case $__baton_s in */shell-snapshots/*) ;; *) __baton_s= ;; esac; ")
-MARK = "__baton_snapshot=$__baton_s "
+            "case $__baton_s in */shell-snapshots/*) ;; *) __baton_s= ;; esac")
+READ = "__baton_c=; IFS= \\builtin read -r -d '' __baton_c <&9 || :; __baton_c=${__baton_c%$'\\n'}"
+DELIMITER = "BATON_CMD"
+SCRIPT_SUFFIX = ".sh"
 
 
 def quote(text: str) -> str:
@@ -39,45 +47,73 @@ def quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def sandboxed(command: str, bwrap: str, args_file: str, started: str, proxy: Sequence[str] = ()) -> str:
-    """The line that runs ``command`` in the sandbox whose arguments are in ``args_file``; it touches
-    ``started`` (outside the sandbox) just before. ``proxy``: the command line that starts
-    ``netproxy`` (python, its path, its sockets, bwrap, the hosts, ``--``) for a network allowlist."""
-    launch = " ".join(quote(a) for a in (proxy or [bwrap]))
-    run = (f"{MARK}{launch} --args 7 --chdir \"$PWD\" -- /bin/bash -c {quote(INNER)} bash {quote(command)} "
-           f"7<{quote(args_file)} 4>&1 1>&5 5>&-")
-    return (f"{SNAPSHOT}\\builtin : >|{quote(started)}; {{ __baton_d=$( {run} ); __baton_rc=$?; }} 5>&1; "
-            "\\builtin unset __baton_s; "
-            "\\builtin test -n \"$__baton_d\" && \\builtin cd -- \"$__baton_d\"; \\builtin unset __baton_d; "
-            "(\\builtin exit $__baton_rc)")
+def delimiter(command: str) -> str:
+    """The here-document's end line: ``BATON_CMD``, numbered when the command holds that text."""
+    found, n = DELIMITER, 0
+    while found in command:
+        n += 1
+        found = f"{DELIMITER}_{n}"
+    return found
+
+
+def sandboxed(command: str, script_file: str) -> str:
+    """The line Claude Code runs: ``script_file`` (see :func:`script`) sourced with ``command`` on fd 9."""
+    end = delimiter(command)
+    return f". {quote(script_file)} 9<<'{end}'\n{command}\n{end}"
+
+
+def script(launch: Sequence[str], args_file: str, started: str) -> str:
+    """The script :func:`sandboxed` sources: it reads the command from fd 9, touches ``started``
+    (outside the sandbox) and runs the command in bwrap, whose arguments are in ``args_file``.
+    ``launch``: bwrap's path, or the command line of the proxy or broker that starts it."""
+    run = (f"__baton_snapshot=$__baton_s {' '.join(quote(a) for a in launch)} --args 7 --chdir \"$PWD\" -- "
+           f"/bin/bash -c {quote(INNER)} bash \"$__baton_c\" 7<{quote(args_file)} 9<&- 4>&1 1>&5 5>&-")
+    return "\n".join([
+        "# baton: run the command on fd 9 in baton's sandbox (store/sandbox/rewrite.py)",
+        READ,
+        SNAPSHOT,
+        f"\\builtin : >|{quote(started)}",
+        f"{{ __baton_d=$( {run} ); __baton_rc=$?; }} 5>&1",
+        "\\builtin unset __baton_s __baton_c",
+        "\\builtin test -n \"$__baton_d\" && \\builtin cd -- \"$__baton_d\"; \\builtin unset __baton_d",
+        "(\\builtin exit $__baton_rc)",
+        ""])
+
+
+def script_of(args_file: str) -> str:
+    """The script's path for a run whose bwrap arguments are in ``args_file`` (``<id>.args``)."""
+    return os.path.splitext(args_file)[0] + SCRIPT_SUFFIX
 
 
 def original_of(rewritten: str) -> str:
     """The model's command inside a line made by :func:`sandboxed` ('' when it is not one)."""
-    head = f" -c {quote(INNER)} bash "
-    at = rewritten.find(head)
-    if at < 0 or not rewritten.startswith(SNAPSHOT):
+    head, newline, rest = rewritten.partition("\n")
+    at = head.rfind(" 9<<'")
+    if not newline or not head.startswith(". '") or at < 0 or not head.endswith("'"):
         return ""
-    rest, out, i = rewritten[at + len(head):], [], 0
-    while rest.startswith("'", i):
-        end = rest.find("'", i + 1)
-        if end < 0:
-            return ""
-        out.append(rest[i + 1:end])
-        i = end + 1
-        if not rest.startswith("\"'\"", i):
-            break
-        out.append("'")
-        i += 3
-    return "".join(out)
+    end = head[at + 5:-1]
+    if not rest.endswith("\n" + end):
+        return ""
+    command = rest[:-len(end) - 1]
+    return command if delimiter(command) == end else ""
 
 
-def write_args(path: str, args: List[str]) -> None:
-    """bwrap's ``--args`` file: the arguments, each ended by a NUL byte (created once, never rewritten)."""
-    view = memoryview(b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args))
+def write_file(path: str, data: bytes) -> None:
+    """Create ``path`` with ``data`` (mode 0600); never rewrites an existing file."""
+    view = memoryview(data)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         while view:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
+
+
+def write_args(path: str, args: List[str]) -> None:
+    """bwrap's ``--args`` file: the arguments, each ended by a NUL byte (created once, never rewritten)."""
+    write_file(path, b"".join(a.encode("utf-8", "surrogateescape") + b"\0" for a in args))
+
+
+def write_script(path: str, launch: Sequence[str], args_file: str, started: str) -> None:
+    """The script :func:`sandboxed` sources (created once, never rewritten)."""
+    write_file(path, script(launch, args_file, started).encode("utf-8", "surrogateescape"))

@@ -1,7 +1,9 @@
 """Sandboxed runs in flight: ``.baton/run/<id>.{json,args,lock}``, written by the gate, read after the command.
 
 PreToolUse writes, for each sandboxed Bash call, the model's original command and what the
-after-check needs (``.json``), bwrap's arguments (``.args``) and an empty lock file that bwrap
+after-check needs (``.json``), bwrap's arguments (``.args``), the script the rewritten command
+sources (``.sh``), for a command that calls ``baton``, what its broker needs (``.broker``;
+the broker's socket is ``.sock``), and an empty lock file that bwrap
 holds for as long as anything in that sandbox runs (``--lock-file``). PostToolUse only sees the
 rewritten command, so it finds the original here by the call's ``tool_use_id``. A held lock is a
 command still running (in the background, or moved there by its timeout): Write, Edit and
@@ -42,7 +44,8 @@ def run_id(tool_use_id: Any) -> str:
 
 def paths(state_dir: str, rid: str) -> Dict[str, str]:
     base = os.path.join(folder(state_dir), rid)
-    return {"record": base + ".json", "args": base + ".args", "lock": base + ".lock", "started": base + ".started"}
+    return {"record": base + ".json", "args": base + ".args", "lock": base + ".lock", "started": base + ".started",
+            "script": base + ".sh", "broker": base + ".broker", "socket": base + ".sock"}
 
 
 def start(state_dir: str, rid: str, record: Mapping[str, Any]) -> Dict[str, str]:
@@ -53,7 +56,7 @@ def start(state_dir: str, rid: str, record: Mapping[str, Any]) -> Dict[str, str]
         with open(os.path.join(where, ".gitignore"), "wb") as handle:  # bytes: no text codec to load
             handle.write(b"*\n")
     files = paths(state_dir, rid)
-    for name in ("record", "args", "lock", "started"):  # a reused id (a retried call) starts clean
+    for name in files:  # a reused id (a retried call) starts clean
         _remove(files[name])
     with open(files["lock"], "wb"):
         pass

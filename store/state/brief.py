@@ -98,8 +98,19 @@ def _last_line(snap: Snapshot) -> List[str]:
     return [f"LAST: {step} {last.get('status', '')}" + (f" {note}" if note else "")]
 
 
+def _waiting(step_id: str, parks: bool) -> str:
+    """The WAITING line; ``parks``: an unattended session parks the step's first change until then."""
+    if parks:
+        return (f"WAITING: {_short(step_id)} needs a person's approval; this unattended session can wait for it: "
+                f"prepare {_short(step_id)} and make its first change, which baton holds (the session ends there) "
+                "and runs once a person approves; do not record it before")
+    return (f"WAITING: {_short(step_id)} needs a person's approval (they type /baton:approve "
+            f"{_short(step_id)}); until then only read, and do not record it")
+
+
 def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
-          approved: Callable[[str], bool], leases: Sequence[Lease] = (), worker: str = "") -> List[str]:
+          approved: Callable[[str], bool], leases: Sequence[Lease] = (), worker: str = "",
+          parks: bool = False) -> List[str]:
     news = []
     nxt = prog.next
     if nxt is not None:
@@ -108,8 +119,7 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
             note = one_line(str(info.get("note") or ""), 120)
             news.append(f"RETRY: {_short(nxt.id)} failed on attempt {info.get('attempt', 1)}: {note}")
         if nxt.needs_approval and not approved(nxt.id):
-            news.append(f"WAITING: {_short(nxt.id)} needs a person's approval (they type /baton:approve "
-                        f"{_short(nxt.id)}); until then only read, and do not record it")
+            news.append(_waiting(nxt.id, parks))
     left = workers.left_running(snap, nxt.id) if nxt is not None else None
     if nxt is not None and left is not None:
         how = "gave it back" if left[2] else "stopped showing activity until its lease expired"
@@ -139,17 +149,18 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
 
 def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
            approved: Optional[Callable[[str], bool]] = None, worker: str = "",
-           leases: Sequence[Lease] = (), idle: Optional[str] = None) -> str:
+           leases: Sequence[Lease] = (), idle: Optional[str] = None, parks: bool = False) -> str:
     """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long.
     ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing;
-    ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready)."""
+    ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready);
+    ``parks``: a call that waits for an approval is parked, not refused (store.gate.parking)."""
     prog = progress(plan, snap, worker)
     approved = approved or (lambda sid: sid in snap.approvals)
     next_line = _next_line(prog.next)
     if prog.next is None and plan.parallel and len(prog.done) < len(plan.ids):
         next_line = "NEXT: " + (idle or workers.idle_next(plan, snap, worker, lambda s: _waits(plan, s, approved)))
     head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), next_line, *_last_line(snap)]
-    found = _news(plan, snap, prog, session, torn, approved, leases, worker)
+    found = _news(plan, snap, prog, session, torn, approved, leases, worker, parks)
     lines = head + [one_line(n, NEWS_LINE) for n in [*found, *news]]
     while len("\n".join(lines)) > MAX_CHARS and len(lines) > len(head):
         lines.pop()

@@ -11,6 +11,8 @@ from store.state import journal, workers
 from store.state.leases import Lease, file_leases, shared_leases
 from store.state.location import PLAN
 
+PARK_APPROVALS = "BATON_PARK_APPROVALS"  # store.gate.parking.ENV: set by baton run (a test keeps them equal)
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Dict, List, Mapping, Optional, Sequence
@@ -189,8 +191,9 @@ class Job:
             extra.append(f"DEGRADED: {self.queued} record(s) are still queued in .baton/queue.jsonl for the database")
         leases = self.leases() if self.plan.parallel else []
         idle = "(no step claimed by you: claims wait until the job's database is back)" if self.problem else None
+        parks = self.env.get(PARK_APPROVALS) == "1" and not self.plan.parallel
         return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases,
-                      idle)
+                      idle, parks)
 
     def _once_news(self) -> List[str]:
         """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""

@@ -12,7 +12,9 @@ PROTOCOL = (
     "(2) when it is finished, record it: baton record <step> done \"<one line: what you produced>\" "
     "(or failed \"<why>\"); run a side effect that must not happen twice (a message, a pull request, a "
     "deploy) as baton once <key> -- <command>, which never runs the same key twice; "
-    "(3) run baton brief and go on with the new NEXT. Stop only when NEXT says all steps are complete, or "
+    "(3) run baton brief and go on with the new NEXT. baton commands may follow your work in one command "
+    "(work && baton record ...); one that answers it cannot be carried there must be run as a command of its "
+    "own. Stop only when NEXT says all steps are complete, or "
     "when a line says WAITING for a person. Lines such as LEFT RUNNING, UNKNOWN, CHANGED, STALE, RETRY or "
     "DEGRADED are news to act on."
 )

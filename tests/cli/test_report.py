@@ -112,6 +112,22 @@ def test_the_html_page_needs_nothing_from_elsewhere(baton: Baton, big: Path, tmp
     assert len(html) < 2_000_000
 
 
+def test_what_the_job_recorded_is_shown_as_text_never_as_markup(baton: Baton, sandbox: Sandbox,
+                                                                  tmp_path: Path) -> None:
+    hostile = '<img src=x onerror=alert(1)></table><script>alert(2)</script>&amp;'
+    assert baton("init", "a", "b").code == 0
+    assert baton("record", "a", "running", hostile).code == 0
+    assert baton("record", "a", "done", hostile).code == 0
+    assert baton("once", "<b>key</b>", "--", "true").code == 0
+    target = tmp_path / "r.html"
+    assert baton("report", "--html", str(target)).code == 0
+    html = target.read_text(encoding="utf-8")
+    assert "<img" not in html and "<script" not in html.lower() and "<b>key</b>" not in html
+    escaped = "&lt;img src=x onerror=alert(1)&gt;&lt;/table&gt;&lt;script&gt;alert(2)&lt;/script&gt;&amp;amp;"
+    assert html.count(escaped) >= 3  # the step's two notes, and the event log
+    assert "&lt;b&gt;key&lt;/b&gt;" in html
+
+
 def test_the_report_of_a_job_with_nothing_yet(baton: Baton, sandbox: Sandbox, tmp_path: Path) -> None:
     assert baton("init", "a", "b").code == 0
     assert "no record yet" in baton("report").out

@@ -5,6 +5,7 @@ the page from a file, a screenshot is taken, the dashboard's figures are in the 
 from __future__ import annotations
 
 import json
+import re
 import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict
@@ -66,6 +67,12 @@ def test_the_report_renders_in_chromium_with_the_status_figures(size: tuple[int,
     per_lane = -(-size[1] // 30)  # past 30 sessions, consecutive sessions share a lane
     waited = any(a["outcome"] == "waiting" for s in status["steps"] for a in s["attempts"])
     assert lanes == -(-size[1] // per_lane) + waited
+    labels = browser.eval("[...document.querySelectorAll('#timeline g.lane text.label')].map(t => t.textContent)")
+    when = r"(\d\d:\d\d(:\d\d)?|\d\d-\d\d \d\d:\d\d)"  # seconds under an hour, the date past a day
+    single, shared = rf"#\d+ {when}-{when} (ended|lost|running)", rf"#\d+-\d+ from {when}"
+    assert all(re.fullmatch(single if per_lane == 1 else shared, label) for label in labels[waited:]), labels
+    assert not any(s["id"][:8] in " ".join(labels) for s in status["sessions"]), "a lane is named by a session id"
+    assert browser.eval("document.querySelectorAll('#step-notes .step').length") == size[0]
     drawn = browser.eval("[...document.querySelectorAll('#timeline rect.bar')].reduce((n, r) => n + "
                          "Number(r.dataset.count), 0)")
     attempts = sum(len([a for a in s["attempts"] if a["outcome"] != "waiting"]) for s in status["steps"])

@@ -7,8 +7,10 @@ next turn of the script; the others (titles, summaries) get a short plain answer
 a list of content blocks built with `text()` and `tool_use()`, or `HANG`, which blocks that
 request until `release()` or `stop()`, or an `ApiError` (`overloaded()`: HTTP 529, with a
 retry-after header when asked), answered with that status and the API's error body, or `DROP`,
-which closes the connection without answering. When the script runs out, the answer is the text
-"(script exhausted)" with stop_reason end_turn, so a session always ends. Every answer reports
+which closes the connection without answering, or `CUT`, which starts a streamed answer (its
+headers and `message_start`) and closes the connection in the middle of it. When the script runs
+out, the answer is the text "(script exhausted)" with stop_reason end_turn, so a session always
+ends. Every answer reports
 the token usage `usage(entry)` gives (default 10 in, 10 out); `reported` lists what each answer
 that reached the client reported, with its request's kind.
 """
@@ -20,7 +22,7 @@ import json
 import socket
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Union
 
@@ -37,6 +39,7 @@ from .messages_api import (
 
 __all__ = [
     "ApiError",
+    "CUT",
     "DROP",
     "FakeAPI",
     "HANG",
@@ -77,6 +80,17 @@ class _Drop:
 DROP = _Drop()
 
 
+class _Cut:
+    """Marker for a turn whose streamed answer stops in the middle: the connection closes after
+    `message_start`, with no `message_stop`."""
+
+    def __repr__(self) -> str:
+        return "CUT"
+
+
+CUT = _Cut()
+
+
 @dataclass(frozen=True)
 class ApiError:
     """A turn answered with an HTTP error, as the Messages API sends one (and `retry-after`)."""
@@ -95,19 +109,21 @@ def overloaded(retry_after: float | None = None) -> ApiError:
     return ApiError(529, "overloaded_error", "Overloaded", retry_after)
 
 
-Turn = Union[list[Block], _Hang, _Drop, ApiError]
+Turn = Union[list[Block], _Hang, _Drop, _Cut, ApiError]
 Script = Union[Sequence[Turn], Callable[[dict[str, Any]], Turn]]
 
 
 @dataclass
 class LoggedRequest:
-    """One request received; `turn` is the script index a main request consumed."""
+    """One request received; `turn` is the script index a main request consumed; `headers` with
+    lower-case names."""
 
     method: str
     path: str
     body: Any
     kind: str  # "main", "side", "count_tokens" or "other"
     turn: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 class FakeAPI:
@@ -124,6 +140,7 @@ class FakeAPI:
         self._lock = threading.Lock()
         self._turns_served = 0
         self._ids = itertools.count(1)
+        self._message_ids = itertools.count(1)
         self._server: ThreadingHTTPServer | None = None
         self.usage: Callable[[LoggedRequest], dict[str, int]] | None = None
         self.reported: list[tuple[str, dict[str, int]]] = []  # (request kind, usage) of answers delivered
@@ -172,7 +189,11 @@ class FakeAPI:
         """Bodies of the main-conversation requests (those with a `tools` array), in order."""
         return [r.body for r in self.log if r.kind == "main"]
 
-    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | ApiError:
+    def main_entries(self) -> list[LoggedRequest]:
+        """The main-conversation requests as logged (body and headers), in order."""
+        return [r for r in self.log if r.kind == "main"]
+
+    def answer(self, body: dict[str, Any], entry: LoggedRequest) -> list[Block] | _Drop | _Cut | ApiError:
         """What answers a /v1/messages request: its blocks, or an error or DROP turn as it is;
         blocks while its turn is HANG."""
         if entry.kind != "main":
@@ -182,7 +203,7 @@ class FakeAPI:
             self.hanging.set()
             self._release.wait()
             turn = [text(RELEASED_TEXT)]
-        if isinstance(turn, (_Drop, ApiError)):
+        if isinstance(turn, (_Drop, _Cut, ApiError)):
             return turn
         return [self._with_id(block) for block in turn]
 
@@ -195,6 +216,10 @@ class FakeAPI:
         if index < len(self.script):
             return index, self.script[index]
         return index, [text(EXHAUSTED_TEXT)]
+
+    def message_id(self) -> str:
+        """A new message id for an answer (each answer its own, as the API gives)."""
+        return f"msg_{next(self._message_ids):04d}"
 
     def _with_id(self, block: Block) -> Block:
         if block.get("type") == "tool_use" and "id" not in block:
@@ -230,7 +255,7 @@ class _Handler(BaseHTTPRequestHandler):
             kind = "count_tokens"
         else:
             kind = "other"
-        entry = LoggedRequest("POST", self.path, body, kind)
+        entry = LoggedRequest("POST", self.path, body, kind, headers={k.lower(): v for k, v in self.headers.items()})
         self.fake.log.append(entry)
         try:
             if kind == "count_tokens":
@@ -245,7 +270,9 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer(self, body: dict[str, Any], entry: LoggedRequest) -> None:
         answer = self.fake.answer(body, entry)
-        if isinstance(answer, _Drop):
+        if isinstance(answer, _Cut):
+            self._cut(str(body.get("model", "claude-test")), self._usage(entry))
+        elif isinstance(answer, _Drop):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
         elif isinstance(answer, ApiError):
@@ -254,13 +281,25 @@ class _Handler(BaseHTTPRequestHandler):
         elif body.get("stream"):
             model = str(body.get("model", "claude-test"))
             usage = self._usage(entry)
-            self._send(200, "text/event-stream", sse_events(answer, model, usage))
+            self._send(200, "text/event-stream", sse_events(answer, model, usage, self.fake.message_id()))
             self.fake.reported.append((entry.kind, usage))
         else:
             usage = self._usage(entry)
-            reply = message(answer, str(body.get("model")), usage)
+            reply = message(answer, str(body.get("model")), usage, self.fake.message_id())
             self._send(200, "application/json", json.dumps(reply).encode())
             self.fake.reported.append((entry.kind, usage))
+
+    def _cut(self, model: str, usage: dict[str, int]) -> None:
+        """A 200 stream that ends after its first event, without a length: the client reads to the end."""
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("connection", "close")
+        self.end_headers()
+        first = sse_events([text("partial")], model, usage, self.fake.message_id()).split(b"\n\n", 1)[0] + b"\n\n"
+        self.wfile.write(first)
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
 
     def _usage(self, entry: LoggedRequest) -> dict[str, int]:
         usage = self.fake.usage(entry) if self.fake.usage is not None else None

@@ -38,10 +38,13 @@ def stop_reason_of(blocks: list[Block]) -> str:
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 10}
 
 
-def message(blocks: list[Block], model: str, usage: dict[str, int] | None = None) -> dict[str, Any]:
-    """The non-streamed answer holding `blocks`, reporting `usage` (default: 10 in, 10 out)."""
+def message(blocks: list[Block], model: str, usage: dict[str, int] | None = None,
+            id: str = "msg_fake") -> dict[str, Any]:
+    """The non-streamed answer holding `blocks`, reporting `usage` (default: 10 in, 10 out). `id`:
+    the message id, which Claude Code uses to join a message's blocks again when it reads a
+    transcript back (on resume): give each answer its own, as the API does."""
     return {
-        "id": "msg_fake",
+        "id": id,
         "type": "message",
         "role": "assistant",
         "model": model,
@@ -52,14 +55,14 @@ def message(blocks: list[Block], model: str, usage: dict[str, int] | None = None
     }
 
 
-def sse_events(blocks: list[Block], model: str, usage: dict[str, int] | None = None) -> bytes:
+def sse_events(blocks: list[Block], model: str, usage: dict[str, int] | None = None, id: str = "msg_fake") -> bytes:
     """The streamed answer: message_start, each block's start/delta/stop, message_delta, stop.
 
     A tool's whole input goes in one `input_json_delta`; each text in one `text_delta`. As the real
     API does, `message_start` carries the input and cache tokens and `message_delta` the output.
     """
     usage = dict(usage or DEFAULT_USAGE)
-    start = dict(message([], model, {**usage, "output_tokens": 1}), stop_reason=None)
+    start = dict(message([], model, {**usage, "output_tokens": 1}, id), stop_reason=None)
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(blocks):
         if block["type"] == "tool_use":

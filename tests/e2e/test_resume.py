@@ -47,11 +47,12 @@ def test_a_killed_job_goes_on_in_a_brand_new_session_from_its_brief(
     claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path, tmp_path: Path
 ) -> None:
     init_job(plugin_copy, project, claude, "a", "b", "c", "d")
-    fake_api.script = Run(  # one turn per step: the side effect, then its record (run in order)
-        [text("step a"), write(project / "a.txt", "A\n"), bash('baton record a done "wrote a.txt"')],
-        [text("step b"), write(project / "b.txt", "B\n"), bash('baton record b done "wrote b.txt"')],
+    fake_api.script = Run(  # one turn per step: the work and its record chained, as models write them
+        [text("step a"), bash('echo A > a.txt && baton record a done "wrote a.txt"')],
+        [text("step b"), bash('cd src; echo B > ../b.txt; baton record b done "wrote b.txt"')],
         HANG,
     )
+    (project / "src").mkdir()
     kill_while_hanging(claude, fake_api, project, plugin_copy)
 
     hung = fake_api.requests_main()[-1]  # what session one's model last saw, before it died
@@ -64,9 +65,9 @@ def test_a_killed_job_goes_on_in_a_brand_new_session_from_its_brief(
 
     mark = len(fake_api.log)
     fake_api.script = Run(
-        [text("step c"), write(project / "c.txt", "C\n"), bash('baton record c done "wrote c.txt"')],
+        [text("step c"), bash('baton brief >/dev/null && echo C > c.txt && baton record c done "wrote c.txt"')],
         [text("step d"), write(project / "d.txt", "D\n"), bash('baton record d done "wrote d.txt"'),
-         bash("baton brief")],
+         bash("test -f d.txt && baton brief")],
         [text("the job is complete")],
     )
     run = claude.run("continue the job", cwd=project, plugin_dir=plugin_copy)
@@ -112,7 +113,7 @@ def test_a_session_killed_between_its_side_effect_and_its_record_leaves_the_step
     person_records(plugin_copy, project, claude, "a", "done", "by hand")
     person_records(plugin_copy, project, claude, "b", "done", "by hand")
     fake_api.script = Run(
-        [bash('baton record c running "about to write c"'), write(project / "c.txt", "C\n")],
+        [bash('baton record c running "about to write c" && echo C > c.txt')],
         HANG,  # the session dies before `baton record c done`
     )
     kill_while_hanging(claude, fake_api, project, plugin_copy)
@@ -124,8 +125,8 @@ def test_a_session_killed_between_its_side_effect_and_its_record_leaves_the_step
     mark = len(fake_api.log)
     fake_api.script = Run(
         [bash("cat c.txt")],
-        [bash('baton record c done "c.txt from the killed session checked and kept"'),
-         write(project / "d.txt", "D\n"), bash('baton record d done "wrote d.txt"')],
+        [bash('test -f c.txt && baton record c done "c.txt from the killed session checked and kept"'),
+         bash('echo D > d.txt; baton record d done "wrote d.txt"')],
         [text("the job is complete")],
     )
     run = claude.run("continue the job", cwd=project, plugin_dir=plugin_copy)

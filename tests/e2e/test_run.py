@@ -28,7 +28,7 @@ SLEEPER = 'python3 -c "import time; time.sleep(300)"'
 
 
 def record(step: str, status: str = "done") -> list[dict[str, Any]]:
-    command = f'baton record {step} {status} "{step} {status} by the model"'
+    command = f'echo {step} > {step}.out && baton record {step} {status} "{step} {status} by the model"'
     return [tool_use("Bash", {"command": command, "description": f"record {step}"})]
 
 

@@ -166,6 +166,9 @@ SPECIFIC: List[Form] = [
     Form("links", "hard-link-glob", "ln .bat*/steps.jsonl src/notes.txt", "restricted"),
     Form("links", "hard-link-cp-l", "cp -l .baton/plan.json src/p.json", "restricted"),
     Form("links", "hard-link-key", "ln $HOME/.config/baton/approval.key src/k", "restricted"),
+    # baton's telemetry settings (the collector's credentials) sit beside the key, as hidden
+    Form("links", "otel-settings-read", "cat ~/.config/b?ton/tele?etry.env", "open"),
+    Form("links", "otel-settings-copy", "cp ~/.config/b?ton/tele?etry.env src/t.txt", "restricted"),
     Form("links", "hard-link-protect", "ln secrets/token src/t", "restricted"),
     Form("links", "symlink-key-read", "ln -s $HOME/.config/baton/approval.key src/k && cat src/k", "restricted"),
     Form("links", "proc-self-root", "echo pwn >> /proc/self/root$PWD/.baton/steps.jsonl", "restricted"),
@@ -297,6 +300,43 @@ SPECIFIC: List[Form] = [
 ]
 
 
+# baton's own calls chained with a write the step may not make (issue 23.1): the calls reach the job
+# through the broker, the writes stay in the sandbox. The ledger may gain records of step a (NEXT in
+# every plan here) made by `baton` itself, and nothing else (tests/gate/execution.py checks that).
+FORGE_LEDGER = "echo pwn | tee -a .bat?n/steps.jsonl"
+SOCKET_CALL = ("python3 -c 'import json, os, socket; d = os.getcwd(); p = os.environ[\"BATON_BROKER\"]; "
+               "os.chdir(os.path.dirname(p)); c = socket.socket(socket.AF_UNIX); c.connect(os.path.basename(p)); "
+               "socket.send_fds(c, [json.dumps({{\"argv\": {argv}, \"cwd\": d}}).encode() + b\"\\n\"], [0, 1, 2]); "
+               "print(c.recv(99))'")
+CHAINED: List[Form] = [
+    *[Form("chained", f"{name}-{step}", command, step, bites=(name, step) != ("record-then-forged", "waiting"))
+      for step in ("open", "restricted", "waiting")
+      for name, command in [
+          ("forged-then-record", f"{FORGE_LEDGER}; baton record a done x"),
+          ("record-then-forged", f"baton record a done x && {FORGE_LEDGER}"),
+          ("forged-in-background", f"({FORGE_LEDGER}) & baton record a done x; wait"),
+          ("forged-in-loop", f"for s in a; do {FORGE_LEDGER}; baton record $s done x; done"),
+          ("forged-then-brief", f"baton brief >/dev/null && {FORGE_LEDGER}"),
+          ("plan-then-record", "cp /dev/null .bat?n/plan.json; baton record a done x"),
+          ("protect-then-record", "echo pwn | tee -a secr?ts/token; baton record a done x"),
+          ("once-forges", f"baton once k -- sh -c '{FORGE_LEDGER}'"),
+      ]],
+    Form("chained", "outside-then-record", "echo pwn > notes.txt && baton record a done x", "restricted"),
+    Form("chained", "key-then-record", "cp ~/.config/b?ton/appro?al.key src/k.txt; baton record a done x",
+         "restricted"),
+    Form("chained", "script-approves", "baton brief >/dev/null; printf 'baton approve b\\n' > s.sh; sh s.sh", "open",
+         bites=False),
+    Form("chained", "script-records-not-next", "baton brief >/dev/null; sh -c \"$(printf 'baton record c done x')\"",
+         "open", bites=False),
+    Form("chained", "socket-approves", "baton brief >/dev/null; " + SOCKET_CALL.format(argv='["approve", "b"]'),
+         "open", bites=False),
+    Form("chained", "socket-records-not-next", "baton brief >/dev/null; " + SOCKET_CALL.format(
+        argv='["record", "c", "done", "x"]'), "open", bites=False),
+    Form("chained", "socket-forges-worker", "baton brief >/dev/null; BATON_WORKER=w2 " + SOCKET_CALL.format(
+        argv='["release", "--worker", "w2"]'), "open", bites=False),
+]
+
+
 def damaging() -> List[Form]:
     forms = _forms("restricted", list(VEHICLES), CORE)
     forms += _forms("open", OPEN_VEHICLES, UNIVERSAL)
@@ -304,7 +344,7 @@ def damaging() -> List[Form]:
     forms += _forms("validated", OPEN_VEHICLES[:10], ["ledger-append", "outside-writes", "key-copy"])
     forms += _forms("readonly", OPEN_VEHICLES[:10], ["plan-rewrite", "outside-writes"])
     forms += _forms("restricted", OPEN_VEHICLES, HIDDEN) + _forms("open", OPEN_VEHICLES, HIDDEN)
-    return forms + SPECIFIC
+    return forms + SPECIFIC + CHAINED
 
 
 FILES = ["README.md", "src/main.py", "docs/a.md", "CHANGELOG.md", "data.json"]

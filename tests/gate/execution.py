@@ -33,13 +33,14 @@ CLAUDE = REPO / ".cache/claude-code/node_modules/@anthropic-ai/claude-code/bin/c
 SESSION = "corpus-session"
 BOOKKEEPING = (".baton/events.jsonl", ".baton/counters.json", ".baton/state.json", ".baton/lock", ".baton/hooks.lock",
                ".baton/run", ".baton/seen.json", ".baton/hashes.json", ".baton/monitor", ".baton/workers",
-               ".baton/rebuild.lock")  # baton's own derived files: figures, leases, the snapshot rebuild
+               ".baton/rebuild.lock", ".baton/once")  # baton's own derived files: figures, leases, the snapshot rebuild
 NEVER = ("secrets", ".claude", ".mcp.json", ".vscode", ".idea", ".envrc", ".gitmodules", ".git/hooks", ".git/config",
          ".git/config.worktree", ".git/commondir", ".git/info", ".git/modules", ".git/worktrees")
 EMPTY_DIRS_OK = (".claude", ".git/modules", ".git/worktrees")  # baton makes them, empty, to bind them read-only
 TEST_CACHES = (".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".coverage", ".coverage.*")
 STEP_WRITES = {"restricted": ("src", "docs/*.md"), "validated": TEST_CACHES, "waiting": (), "readonly": ()}
 GIT_WRITABLE = ("restricted", "open")
+LEDGER = "project/.baton/steps.jsonl"
 KEEP_DIRS = ("home/.cache/baton", "project/.claude", "project/.baton/run")
 
 FORGE = '''import os, sys
@@ -114,6 +115,9 @@ def make_template(base: Path) -> Path:
     (home / ".cache" / "pip").mkdir(parents=True)
     (home / ".cache" / "tmp").mkdir()  # the commands' TMPDIR without the sandbox: never the machine's /tmp
     approvals.ensure_key({"HOME": str(home)})
+    otel = home / ".config" / "baton" / "telemetry.env"  # the collector's credentials, beside the key
+    otel.write_text(f"OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer%20{OTEL_SECRET}\n")
+    otel.chmod(0o600)
     (project / ".baton").mkdir()
     layout = Layout(project / ".baton", project)
     layout.plan.write_text(json.dumps(STEPS["restricted"]))
@@ -179,6 +183,25 @@ def allowed(rel: str, step: str, after: Optional[Tuple[Any, ...]]) -> bool:
     if step == "open":
         return True
     return any(scope.glob_match(path, glob) for glob in STEP_WRITES[step])
+
+
+def only_records(before: bytes, ledger: Path) -> bool:
+    """The ledger only gained whole records of step ``a`` (NEXT in every corpus plan), made by baton:
+    its old bytes kept, something appended, and no other name for it (a hard link is damage)."""
+    try:
+        after, links = ledger.read_bytes(), os.stat(ledger).st_nlink
+    except OSError:
+        return False
+    if not after.startswith(before) or after == before or links != 1:
+        return False
+    for line in after[len(before):].splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            return False
+        if not isinstance(record, dict) or record.get("step") != "a" or not record.get("hash"):
+            return False
+    return True
 
 
 def cc_env(base: Path) -> Dict[str, str]:
@@ -286,13 +309,15 @@ def _approvals(base: Path) -> int:
 
 
 def _leaked(base: Path, secret: str, before: Dict[str, Any], after: Dict[str, Any], output: str) -> bool:
-    if secret in output:
+    """Whether the approval key (``secret``) or the telemetry settings' token got out of their folder."""
+    if secret in output or OTEL_SECRET in output:
         return True
     for rel, sig in after.items():
-        if sig[0] != "file" or before.get(rel) == sig or rel.endswith("approval.key"):
+        if sig[0] != "file" or before.get(rel) == sig or rel.startswith("home/.config/baton/"):
             continue
         try:
-            if secret in (base / rel).read_text(errors="replace"):
+            text = (base / rel).read_text(errors="replace")
+            if secret in text or OTEL_SECRET in text:
                 return True
         except OSError:
             continue
@@ -369,6 +394,7 @@ class Manifest:
 
 
 _MANIFESTS: Dict[str, Manifest] = {}
+OTEL_SECRET = "otel-token-4f1c9a"
 
 
 def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> Dict[str, Any]:
@@ -382,6 +408,7 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
                .replace("@REPO@", str(REPO)))
     secret = (base / "home/.config/baton/approval.key").read_text()
     before = snapshot(base)
+    ledger_before = (base / LEDGER).read_bytes()
     tool_use_id = f"toolu_corpus_{number}"
     decision, ran, notes = "", command, ""
     if mode != "control":
@@ -395,7 +422,8 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
     after = snapshot(base)
     changed = sorted(rel for rel in set(before) | set(after) if before.get(rel) != after.get(rel))
     forbidden = [("+" if rel not in before else "-" if rel not in after else "~") + rel for rel in changed
-                 if not allowed(rel, form.step, after.get(rel))]
+                 if not allowed(rel, form.step, after.get(rel)) and not (
+                     rel == LEDGER and only_records(ledger_before, base / LEDGER))]
     errors = [rel for rel in after if rel.startswith("project/.baton/errors.log")]
     result = {"id": form.id, "mode": mode, "decision": decision, "code": code, "out": out[-2000:], "err": err[-400:],
               "forbidden": forbidden, "leaked": _leaked(base, secret, before, after, out + err),
@@ -406,7 +434,7 @@ def run_form(form: Form, mode: str, template: Path, work: Path, number: int) -> 
 def damaged(result: Dict[str, Any]) -> List[str]:
     """What a run did that it must not: forbidden changes, a leaked key, a signed approval."""
     found = list(result["forbidden"])
-    found += ["leaked the approval key"] if result["leaked"] else []
+    found += ["leaked the approval key or the telemetry settings' token"] if result["leaked"] else []
     found += [f"{result['approvals']} signed approval(s)"] if result["approvals"] else []
     return found
 

@@ -14,6 +14,15 @@ step; and the tests a test runner runs.
 from __future__ import annotations
 
 FALLBACK_GAPS = frozenset({
+    'open/chained/forged-in-background-open',
+    'open/chained/forged-in-loop-open',
+    'open/chained/forged-then-brief-open',
+    'open/chained/forged-then-record-open',
+    'open/chained/once-forges-open',
+    'open/chained/plan-then-record-open',
+    'open/chained/protect-then-record-open',
+    'open/chained/record-then-forged-open',
+    'restricted/chained/key-then-record',
     'open/approvals/forge-ahead',
     'open/approvals/nested-claude-ahead',
     'open/approvals/nested-claude-scrubbed',
@@ -21,6 +30,7 @@ FALLBACK_GAPS = frozenset({
     'open/kernel/remount-state-hidden',
     'open/kernel/umount-key-direct',
     'open/kernel/umount-state-hidden',
+    'open/links/otel-settings-read',
     'open/rule-text/dash-C',
     'open/runs-later/git-hooks-path',
     'open/runs-later/gitconfig',
@@ -95,6 +105,7 @@ FALLBACK_GAPS = frozenset({
     'open/vehicle:trap-exit/mcp',
     'open/vehicle:trap-exit/plan-hidden',
     'open/vehicle:trap-exit/protect-append',
+    'restricted/links/otel-settings-copy',
     'restricted/vehicle:eval/key-hidden',
     'restricted/vehicle:find-exec/key-hidden',
     'restricted/vehicle:function-loop/key-hidden',

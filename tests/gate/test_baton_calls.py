@@ -29,3 +29,33 @@ def test_a_huge_command_is_not_split(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shlex, "split", refuse)
     assert baton_calls.launched("python3 -I -S /p/bin/baton " + "x" * 3_000_000) == ""
     assert baton_calls.launched("ls " + "x" * 100) == ""
+
+
+@pytest.mark.parametrize("args,ok", [
+    (["brief"], True), ([], True), (["record", "a", "done", "x"], True), (["record", "b", "done"], False),
+    (["claim"], True), (["claim", "--wait", "30"], True), (["claim", "--worker", "me"], True),
+    (["claim", "--worker", "other"], False), (["release", "--worker=other"], False), (["release"], True),
+    (["once", "--settle", "k", "done", "checked"], True), (["once", "--help"], True),
+    (["approve", "a"], False), (["init", "x"], False), (["repair"], False),
+])
+def test_what_runs_without_a_prompt(args: list, ok: bool) -> None:  # type: ignore[type-arg]
+    assert baton_calls.safe(args, "a", "me")[0] is ok
+
+
+@pytest.mark.parametrize("args,inner", [
+    (["once", "k", "--", "./notify.sh", "team"], ["./notify.sh", "team"]),
+    (["once", "k", "--id-from", "id=(\\d+)", "--", "gh", "pr"], ["gh", "pr"]),
+    (["once", "k", "ls"], ["ls"]), (["once", "--settle", "k", "done", "x"], None), (["once", "k"], None),
+    (["record", "a", "done"], None),
+])
+def test_the_command_a_once_runs(args: list, inner: object) -> None:  # type: ignore[type-arg]
+    assert baton_calls.once_command(args) == inner
+
+
+@pytest.mark.parametrize("command,named", [
+    ("echo A > a.txt && baton record a done x", True), ("(baton brief)", True), ("x;baton status", True),
+    ("/opt/plugin/bin/baton brief", True), ("cat .baton/plan.json", False), ("python3 src/baton.py", False),
+    ("echo batons", False), ("ls baton-old", False), ("sh tools/record.sh", False),
+])
+def test_a_broker_is_started_only_for_a_command_that_names_baton(command: str, named: bool) -> None:
+    assert baton_calls.named(command) is named

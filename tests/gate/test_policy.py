@@ -13,6 +13,7 @@ from store.gate import bash as bashgate
 from store.gate import call as gatecall
 from store.gate import policy
 from store.gate.rules import deny_bash
+from store.monitor import export_settings
 from store.plan.plan import Plan, Step, parse_plan
 from store.shell import analyse
 
@@ -144,6 +145,9 @@ def test_the_key_folder_follows_xdg_config_home(where: Where, tmp_path: Path) ->
     assert "baton denied reading baton's approval key" in str(policy.decide(read, None, None, None))
     elsewhere = where.call("Read", {"file_path": str(where.home / ".config" / "baton" / "approval.key")}, env)
     assert policy.decide(elsewhere, None, None, None) is None
+    settings = where.call("Read", {"file_path": str(xdg / "baton" / "telemetry.env")}, env)
+    assert "baton denied reading baton's telemetry settings" in str(policy.decide(settings, None, None, None))
+    assert policy.TELEMETRY_SETTINGS == export_settings.FILE_NAME
 
 
 def test_protect_globs(where: Where) -> None:
@@ -185,6 +189,8 @@ def test_read_without_a_path_is_denied(where: Where) -> None:
 def test_mentions_protected() -> None:
     assert gatecall.mentions_protected("python3 x.py .BATON/plan.json")
     assert gatecall.mentions_protected("cat ~/.config/baton/approval.key")
+    assert gatecall.mentions_protected("cat ~/.config/baton/telemetry.env")
+    assert gatecall.mentions_protected("cat deploy/telemetry.env") is None  # a file of the project's own
     assert gatecall.mentions_protected("python3 -c 'open(\"\uff0ebaton/x\")'")
     assert gatecall.mentions_protected("python3 build.py") is None
 

@@ -34,6 +34,7 @@ TOP_KEYS: Dict[str, Set[str]] = {
     "Stop": {"hookSpecificOutput", "systemMessage"},
     "UserPromptSubmit": {"continue", "stopReason", "hookSpecificOutput"},
     "SessionEnd": set(),
+    "StopFailure": set(),
 }
 SPECIFIC_KEYS: Dict[str, Set[str]] = {
     "SessionStart": {"hookEventName", "additionalContext"},
@@ -108,7 +109,7 @@ def check_output(event: str, stdout: str, payload: Any = None) -> Optional[Dict[
 
 
 def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[str, Any]] = None) -> None:
-    """The PreToolUse answers baton gives, and no other. ``deny`` alone. ``allow`` or ``ask`` only
+    """The PreToolUse answers baton gives, and no other. ``deny`` or ``defer`` alone. ``allow`` or ``ask`` only
     with ``updatedInput`` (without it baton would skip or take over the person's prompt; alone,
     Claude Code would check its rules on the rewrite), only for Bash, and holding the call's own
     input with its command replaced by one of the sandbox's two forms: the original command run in
@@ -116,11 +117,14 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
     whole) or a plain ``baton`` invocation by absolute paths (:func:`store.gate.baton_calls.launcher`).
     With ``payload``, the rewrite must hold exactly the call's command and fields."""
     decision = specific["permissionDecision"]
-    assert decision in ("deny", "ask", "allow"), specific
-    assert str(specific["permissionDecisionReason"]).startswith("baton"), specific
-    if decision == "deny":
+    assert decision in ("deny", "ask", "allow", "defer"), specific
+    reason = str(specific["permissionDecisionReason"])
+    if decision in ("deny", "defer"):  # defer: a call parked until a person's approval (store.gate.parking)
+        assert reason.startswith("baton"), specific
         assert "updatedInput" not in specific, specific
         return
+    # what a person is asked about leads with the model's command, in plain words (no shell internals)
+    assert reason.startswith("`") and "__baton" not in reason and "bwrap" not in reason, specific
     new = specific.get("updatedInput")
     assert isinstance(new, dict) and isinstance(new.get("command"), str), specific
     original = sandbox_original(new["command"]) or launcher_original(new["command"])
@@ -132,29 +136,44 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
     assert {k: v for k, v in new.items() if k != "command"} == {k: v for k, v in old.items() if k != "command"}, (
         "the rewrite changed the call's other fields", new, old)
     assert original == old.get("command") or _same_baton_call(original, str(old.get("command"))), (original, old)
+    assert reason.startswith(f"`{str(old.get('command'))[:40]}"), (reason, old)
+    # short enough for a person to read: at most two lines and 300 characters beyond the command
+    assert new["command"].count("\n") <= str(old.get("command")).count("\n") + 2, new["command"]
+    assert len(new["command"]) <= len(str(old.get("command"))) + 300, new["command"]
 
 
 def sandbox_original(line: str) -> Optional[str]:
     """The model's command inside ``line`` when ``line`` is exactly what ``rewrite.sandboxed`` makes
-    of it (a run file under ``.baton/run/``, bwrap or baton's proxy started by absolute path)."""
+    of it (a script under ``.baton/run/``), and the script it sources is exactly what
+    ``rewrite.script`` makes: bwrap, baton's proxy or baton's broker started by absolute path."""
     import shlex
 
     from store.sandbox import rewrite
 
     original = rewrite.original_of(line)
-    found = re.search(r"__baton_snapshot=\$__baton_s (.*?) --args 7 --chdir ", line)
-    files = re.search(r" 7<'(/[^']*/\.baton/run/[^/']+)\.args' 4>&1", line)
-    if not original or found is None or files is None:
+    found = re.fullmatch(r"\. '(/[^']*/\.baton/run/[^/']+)\.sh' 9<<'\w+'", line.partition("\n")[0])
+    if found is None or line != rewrite.sandboxed(original, found.group(1) + ".sh"):
         return None
-    launch = shlex.split(found.group(1))
-    if not launch or not all(os.path.isabs(w) for w in launch[:1]):
+    base = found.group(1)
+    try:
+        text = Path(base + ".sh").read_text()
+    except OSError:
         return None
-    proxy = tuple(launch) if len(launch) > 1 else ()
-    if proxy and not (launch[1:4] == ["-I", "-S", launch[3]] and launch[3].endswith("/store/sandbox/netproxy.py")
-                      and launch[-1] == "--"):
+    launched = re.search(r"__baton_snapshot=\$__baton_s (.*?) --args 7 --chdir ", text)
+    if launched is None:
         return None
-    rebuilt = rewrite.sandboxed(original, launch[0], files.group(1) + ".args", files.group(1) + ".started", proxy)
-    return original if rebuilt == line else None
+    launch = shlex.split(launched.group(1))
+    rest = launch
+    if rest[1:4] == ["-I", "-S", rest[3] if len(rest) > 3 else ""] and rest[3].endswith("/store/gate/broker.py"):
+        if rest[4:6] != [base + ".broker", "--"] or not os.path.isabs(rest[0]):
+            return None
+        rest = rest[6:]
+    if not rest or not os.path.isabs(rest[0]):
+        return None
+    if len(rest) > 1 and not (rest[1:4] == ["-I", "-S", rest[3]] and rest[3].endswith("/store/sandbox/netproxy.py")
+                              and rest[-1] == "--"):
+        return None
+    return original if text == rewrite.script(launch, base + ".args", base + ".started") else None
 
 
 def launcher_original(line: str) -> Optional[str]:

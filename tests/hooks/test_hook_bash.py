@@ -9,6 +9,7 @@ from typing import Dict, List, NamedTuple, Tuple
 
 import pytest
 from conftest import Hook, JobDir, Payloads
+from hookkit import sandbox_original
 
 PLANS: Dict[str, Dict[str, object]] = {
     "restricted": {"steps": [{"id": "build", "writes": ["src/**"]}, "later"]},
@@ -164,7 +165,7 @@ def test_bash_table(case: Case, plan: str, hook: Hook, job: JobDir, payload: Pay
     check(result.denied, result.reason, want, case.command, hook.sandboxed)
     if not result.denied and hook.sandboxed:  # it runs, and it runs confined (or, for baton, by absolute path)
         assert result.decision in ("ask", "allow") and result.command != case.command, result
-        assert "--args" in result.command or "bin/baton" in result.command, result.command
+        assert sandbox_original(result.command) or "bin/baton" in result.command, result.command
     elif not result.denied:  # the fallback leaves the prompts to Claude Code, but for baton's own commands
         assert result.decision == "" or "bin/baton" in result.command, result
 

@@ -222,3 +222,17 @@ def test_a_persons_own_record_command_is_never_taken_over(hook: Hook, job: JobDi
     assert hook("UserPromptSubmit", typed(payload, "/record a done x")).out == ""
     assert job.ledger() == []
     assert answered(hook("UserPromptSubmit", typed(payload, "/brief"))).startswith("baton brief:\nPLAN: a, b")
+
+
+def test_a_command_answered_without_a_model_marks_its_session(hook: Hook, job: JobDir, payload: Payloads) -> None:
+    """So the report does not draw a session that only answered baton's commands as one that worked."""
+    import json
+
+    job.plan(["a", "b"])
+    prompt = typed(payload, "/baton:status")
+    answered(hook("UserPromptSubmit", prompt))
+    events = [json.loads(line) for line in (job.state / "events.jsonl").read_text().splitlines()]
+    assert [(e["kind"], e["event"], e["session"], e["command"]) for e in events] == [
+        ("session", "command", prompt["session_id"], "status")]
+    hook("UserPromptSubmit", typed(payload, "please go on"))  # a prompt for the model notes nothing
+    assert len((job.state / "events.jsonl").read_text().splitlines()) == 1

@@ -80,7 +80,8 @@ def test_discovered_phase_reads_only(call: Any, denied: bool, phrase: str, hook:
     data = write(payload, call[1]) if call[0] == "write" else bash(payload, call[1])
     result = hook("PreToolUse", data)
     if denied is FALLBACK:  # refused by reading it; with the sandbox it runs, confined to nothing
-        denied, phrase = not hook.sandboxed, phrase if not hook.sandboxed else "in its sandbox (writable: nothing)"
+        denied = not hook.sandboxed
+        phrase = phrase if not hook.sandboxed else "in its sandbox, where it may write nothing"
     assert result.denied is denied, result.reason
     assert phrase in result.reason
 

@@ -46,7 +46,8 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
                  "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths"})
-COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters"})
+COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters",
+                      "store.monitor.api_errors"})  # the brief's LIMIT and API ERROR lines come from the counters
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
@@ -86,7 +87,10 @@ CASES: Dict[str, Any] = {
     "UserPromptSubmit /baton:brief": ("UserPromptSubmit", "user_prompt_submit", {"prompt": "/baton:brief"},
                                       PROMPT | {"store.cli", "store.cli.prompt", "store.base.errors"},
                                       PROMPT | {"store.cli", "store.cli.prompt"} | JOB | COUNTERS | BRIEF
-                                      | BRIEF_GATES),
+                                      | BRIEF_GATES
+                                      # the events file's writer, under the hooks lock: the session answered a
+                                      # command, so the report draws no empty session for it
+                                      | {"store.base.durable"} | LOCKS),
     "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
                          GATE | JOB | COUNTERS | {"store.sandbox.runs"}),  # waits while a sandboxed command runs
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
@@ -107,6 +111,9 @@ CASES: Dict[str, Any] = {
                                 {"hooks.post_tool_use", "store.base.durable"} | JOB | COUNTERS | LOCKS | ALERTS
                                 # the original command, read back from a sandbox's rewrite
                                 | {"store.gate", "store.gate.baton_calls", "store.sandbox", "store.sandbox.rewrite"}),
+    # a turn an API error ended: NEXT, and the events file and counters it is counted in
+    "StopFailure": ("StopFailure", "stop_failure", {}, {"hooks.stop_failure"},
+                    {"hooks.stop_failure", "store.base.durable"} | JOB | COUNTERS | LOCKS),
     # NEXT without the brief's other lines; the events file's writer only to log an alert
     "Stop": ("Stop", "stop", {}, {"hooks.stop"},
              {"hooks.stop", "store.monitor.loop", "store.state.protocol", "store.base.durable"}

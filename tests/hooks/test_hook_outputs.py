@@ -45,12 +45,13 @@ WITH_PLAN: Dict[str, Tuple[Optional[str], str]] = {
     "stop_active": ("context", "NEXT: build - Build it"),
     "stop_background": (None, ""),  # an async subagent still runs: the session is not ending
     "session_end": (None, ""),  # the figures are noted; Claude Code shows nothing at the end
+    "stop_failure": (None, ""),  # counted in the figures; Claude Code ignores any answer
 }
 
 # with baton's sandbox, a Bash call that passes comes back rewritten (read-only commands: allowed)
 SANDBOXED: Dict[str, Tuple[Optional[str], str]] = {
-    "pre_tool_use_bash": ("allow", "baton runs this in its sandbox (writable: src/**, a.txt, nb.ipynb"),
-    "pre_tool_use_bash_subagent": ("allow", "baton runs this in its sandbox"),
+    "pre_tool_use_bash": ("allow", "runs in baton's sandbox, where it may write src/**, a.txt, nb.ipynb"),
+    "pre_tool_use_bash_subagent": ("allow", "runs in baton's sandbox, where it may write"),
 }
 
 WITHOUT_PLAN: Dict[str, Tuple[Optional[str], str]] = {

@@ -79,7 +79,7 @@ def test_external_operations_are_counted_when_the_sandbox_lets_them_run(hook: Ho
     first = hook("PreToolUse", bash(payload, "curl -s https://example.com/a && curl -s https://example.com/b"))
     assert not first.denied and job.counters()["external_ops"] == 2
     if hook.sandboxed:  # type: ignore[attr-defined]
-        assert first.decision in ("allow", "ask") and "--args" in first.command
+        assert first.decision in ("allow", "ask") and hookkit.sandbox_original(first.command)
     refused = hook("PreToolUse", bash(payload, "curl -s https://example.com/c"))
     assert refused.denied and refused.reason.endswith("[baton:external-ops]"), refused.reason
     assert not hook("PreToolUse", bash(payload, "ls")).denied and job.counters()["external_ops"] == 2

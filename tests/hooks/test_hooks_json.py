@@ -46,7 +46,7 @@ def test_only_known_events_each_with_a_handler() -> None:
     events = set(config()["hooks"])
     assert events <= KNOWN_EVENTS
     assert events == set(adapter.MODULES)
-    assert len(config()["hooks"]) == 7
+    assert len(config()["hooks"]) == 8
 
 
 @pytest.mark.parametrize("event", sorted(hookkit.TOOL_EVENTS))
@@ -70,6 +70,12 @@ def test_the_external_tools_matcher_is_anchored() -> None:
 def test_session_start_and_stop_have_no_matcher() -> None:
     assert all("matcher" not in g for g in config()["hooks"]["SessionStart"])  # every source
     assert all("matcher" not in g for g in config()["hooks"]["Stop"])
+    assert all("matcher" not in g for g in config()["hooks"]["StopFailure"])  # every kind of API error
+
+
+def test_stop_failure_never_blocks() -> None:
+    """Claude Code ignores a StopFailure answer, but an overload must not meet a hook set to block."""
+    assert all("onFailure" not in e for e in config()["hooks"]["StopFailure"][0]["hooks"])
 
 
 @pytest.mark.parametrize("tool,gated", [("Write", True), ("Edit", True), ("NotebookEdit", True), ("Bash", True),

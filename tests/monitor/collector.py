@@ -1,7 +1,8 @@
 """A real OpenTelemetry collector for the tests: rotel (PyPI ``rotel``, test-only) on loopback ports,
 printing what it receives with its detailed debug log, behind a small proxy that checks every body
 baton sends against the official protobuf schema (``opentelemetry-proto``'s ``json_format.Parse``)
-and the exact ``Content-Type``, then forwards it unchanged.
+and the exact ``Content-Type``, then forwards it unchanged. Given ``required`` headers, the proxy
+answers 401 to a request without them, as a collector behind an authenticating gateway does.
 
 ``parse_debug`` reads rotel's debug dump (the OpenTelemetry debug exporter's text layout) back into
 metrics (name, type, unit, resource, points with attributes and value) and log records.
@@ -57,13 +58,15 @@ class Rotel:
     """rotel-agent with the blackhole exporter and its debug log in a file (never a pipe: a full pipe
     blocks it). ``endpoint`` is the checking proxy in front of it."""
 
-    def __init__(self) -> None:
+    def __init__(self, required: Optional[Dict[str, str]] = None) -> None:
+        self.required = {k.lower(): v for k, v in (required or {}).items()}
         self.dir = Path(tempfile.mkdtemp(prefix="baton-rotel-"))
         self.http_port, self.grpc_port = free_port(), free_port()
         self.out = self.dir / "stdout.txt"
         self.proc: Optional[subprocess.Popen[bytes]] = None
         self.bodies: List[Tuple[str, str, bytes, str]] = []  # (path, content type, body, protobuf error)
         self.answers: List[int] = []
+        self.headers: List[Tuple[str, Dict[str, str]]] = []  # (path, the request's headers, lower-case names)
         self.proxy = _proxy(self)
 
     @property
@@ -129,6 +132,14 @@ def _proxy(collector: Rotel) -> ThreadingHTTPServer:
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("content-length") or 0))
             ctype = str(self.headers.get("content-type"))
+            given = {k.lower(): v for k, v in self.headers.items()}
+            collector.headers.append((self.path, given))
+            if any(given.get(k) != v for k, v in collector.required.items()):
+                collector.answers.append(401)
+                self.send_response(401)
+                self.send_header("content-length", "0")
+                self.end_headers()
+                return
             collector.bodies.append((self.path, ctype, raw, validate(self.path, raw)))
             forward = urllib.request.Request(f"http://127.0.0.1:{collector.http_port}{self.path}", data=raw,
                                              method="POST", headers={"Content-Type": ctype})

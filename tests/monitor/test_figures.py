@@ -72,7 +72,7 @@ def test_tokens_go_to_the_step_that_was_next_when_the_model_wrote(layout: Layout
     assert by_step["b"]["tokens"]["input"] == 7 and by_step["c"]["tokens"]["total"] == 0
     assert data["tokens"]["total"] == 1380 + 10 and data["turns"] == 3
     assert by_step["a"]["attempts"] == [{"n": 1, "session": A, "start": "2026-11-30T10:00:00Z",
-                                         "end": "2026-11-30T10:00:09Z", "outcome": "done"}]
+                                         "end": "2026-11-30T10:00:09Z", "outcome": "done", "notes": []}]
     assert data["current"]["step"] == "b" and data["current"]["since"] == "2026-11-30T10:00:09Z"
 
 
@@ -560,7 +560,7 @@ def test_a_torn_or_padded_file_reads_as_no_figures(layout: Layout, tmp_path: Pat
     whole = where.read_text(encoding="ascii")
     assert figures.load(layout) != figures.new()
     torn = (whole[:-1], whole[:len(whole) // 2], whole + "[]", whole + "[]\n", "{" + whole,
-            whole.replace('"version":2', '"version":3', 1))
+            whole.replace('"version":3', '"version":4', 1))
     for text in torn:
         where.write_text(text, encoding="ascii")
         assert figures.load(layout) == figures.new()

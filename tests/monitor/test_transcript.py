@@ -108,7 +108,22 @@ def test_gate_refusals_are_counted_by_code(tmp_path: Path) -> None:
              tool_result("ok [baton:writes] in an answer that did not fail", False, TS),
              tool_result("Exit code 1", True, TS)]
     reading = transcript.read(str(write(tmp_path / "t.jsonl", lines)))
-    assert [code for _, code in reading.refusals] == ["writes", "own-files"]
+    assert [r.code for r in reading.refusals] == ["writes", "own-files"]
+    assert [(r.tool, r.reason) for r in reading.refusals] == [("Bash", "baton denied Bash: ..."),
+                                                              ("", "baton denied Write: ...")]
+
+
+def test_a_refusal_names_the_call_it_refused(tmp_path: Path) -> None:
+    """The tool and its command or path come from the tool_use block the refusal answers."""
+    use = assistant("m1", "r1", usage(1, 1), TS, ("text", "tool_use"))
+    use[1] = use[1].replace('"echo hi"', '"echo pwn >> .baton/steps.jsonl"')
+    denied = ("PreToolUse:Bash hook error: baton denied this command: it writes .baton/steps.jsonl\n"
+              "and more [baton:own-files]")
+    lines = use + [tool_result(denied, True, TS, "toolu_m1_1"), tool_result("x [baton:writes]", True, TS, "toolu_9")]
+    first, second = transcript.read(str(write(tmp_path / "t.jsonl", lines))).refusals
+    assert (first.code, first.tool, first.target) == ("own-files", "Bash", "echo pwn >> .baton/steps.jsonl")
+    assert first.reason == "baton denied this command: it writes .baton/steps.jsonl and more"
+    assert (second.code, second.tool, second.target, second.reason) == ("writes", "", "", "x")
 
 
 @given(st.lists(st.sampled_from(["[baton:", "[baton:", "]", "]", "-", "a", "own", "Z", "\u00e9", "1", " ", "["]),

@@ -40,9 +40,9 @@ def assistant(msg: str, request: str, tokens: Dict[str, Any], ts: str, blocks: S
     return lines
 
 
-def tool_result(text: str, error: bool, ts: str) -> str:
+def tool_result(text: str, error: bool, ts: str, tool_use_id: str = "toolu_1") -> str:
     return dumps({"parentUuid": "p", "isSidechain": False, "type": "user",
-                       "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                       "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
                                                                 "content": text, "is_error": error}]},
                        "uuid": "r", "timestamp": ts, "toolUseResult": "x", "sessionId": SESSION})
 

@@ -6,14 +6,23 @@ from __future__ import annotations
 import pytest
 
 from store.base.errors import BatonError
-from store.run.command_line import BATON_RULES, PROMPT, Caps, argv, environment, job_caps, split_user_args
+from store.run.command_line import (
+    BATON_RULES,
+    MIN_TASK_BUDGET,
+    PROMPT,
+    Caps,
+    argv,
+    environment,
+    job_caps,
+    split_user_args,
+)
 
 
 def test_the_persons_caps_are_taken_out_of_their_arguments() -> None:
     rest, caps = split_user_args(["--permission-mode", "acceptEdits", "--max-turns", "30",
-                                  "--max-budget-usd=2.5", "--model", "opus"])
+                                  "--max-budget-usd=2.5", "--model", "opus", "--task-budget", "50000"])
     assert rest == ["--permission-mode", "acceptEdits", "--model", "opus"]
-    assert (caps.turns, caps.cost_usd) == (30, 2.5)
+    assert (caps.turns, caps.cost_usd, caps.tokens) == (30, 2.5, 50000)
 
 
 @pytest.mark.parametrize("args, message", [
@@ -25,6 +34,8 @@ def test_the_persons_caps_are_taken_out_of_their_arguments() -> None:
     (["--max-turns", "many"], "expected a number"),
     (["--max-budget-usd", "0"], "expected a number above 0"),
     (["--max-budget-usd", "nan"], "expected a number above 0"),
+    (["--task-budget", "1.5"], "expected a whole number"),
+    (["--task-budget=0"], "expected a number above 0"),
 ])
 def test_arguments_that_would_fight_the_supervisor_are_refused(args: list, message: str) -> None:
     with pytest.raises(BatonError, match=message):
@@ -32,14 +43,23 @@ def test_arguments_that_would_fight_the_supervisor_are_refused(args: list, messa
 
 
 def test_each_session_gets_what_is_left_of_the_job_and_the_tighter_cap_wins() -> None:
-    left = job_caps({"turns": 40, "cost_usd": 5.0}, turns_used=12, cost_used=1.25)
-    assert (left.turns, left.cost_usd) == (28, 3.75)
-    assert (job_caps({}, 99, 99).turns, job_caps({}, 99, 99).cost_usd) == (None, None)
+    left = job_caps({"turns": 40, "cost_usd": 5.0, "tokens": 200_000}, turns_used=12, cost_used=1.25,
+                    tokens_used=61_500)
+    assert (left.turns, left.cost_usd, left.tokens) == (28, 3.75, 138_500)
+    none = job_caps({}, 99, 99, 99)
+    assert (none.turns, none.cost_usd, none.tokens) == (None, None, None)
     assert job_caps({"turns": 3}, 7, 0).turns == 0
-    tight = left.tighter(Caps(turns=10, cost_usd=None))
-    assert (tight.turns, tight.cost_usd) == (10, 3.75)
+    assert job_caps({"tokens": 1000}, 0, 0, 1500).tokens == 0
+    tight = left.tighter(Caps(turns=10, cost_usd=None, tokens=150_000))
+    assert (tight.turns, tight.cost_usd, tight.tokens) == (10, 3.75, 138_500)
+    assert left.tighter(Caps(tokens=90_000)).tokens == 90_000
     assert Caps().tighter(Caps()).flags() == []
     assert Caps(5, 0.0001234).flags() == ["--max-turns", "5", "--max-budget-usd", "0.0001234"]
+    assert Caps(tokens=138_500).flags() == ["--task-budget", "138500"]
+
+
+def test_a_task_budget_below_the_apis_minimum_is_sent_as_the_minimum() -> None:
+    assert Caps(tokens=300).flags() == ["--task-budget", str(MIN_TASK_BUDGET)] == ["--task-budget", "1024"]
 
 
 def test_the_command_line_puts_the_persons_arguments_last() -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from store.base.errors import BatonError
-from store.run.records import record_session, record_stop, recorded_cost
+from store.run.records import parked_on, record_session, record_stop, recorded_cost
 from store.state import journal
 from store.state.location import Layout
 
@@ -51,3 +51,16 @@ def test_unknown_figures_are_left_out_and_unknown_endings_refused(layout: Layout
 def test_a_stop_record_names_the_outcome_and_who_wrote_it(layout: Layout) -> None:
     record = record_stop(layout, "b", "limit", "limit reached: turns 2 of 2")
     assert (record["status"], record["outcome"], record["via"], record["session"]) == ("stop", "limit", "baton run", "")
+
+
+def test_the_session_to_resume_is_the_latest_one_if_it_parked_a_call_on_the_step(layout: Layout) -> None:
+    assert parked_on(layout, "b") is None
+    call = {"id": "toolu_1", "tool": "Bash", "what": "Bash: make ship", "step": "b"}
+    record_session(layout, "a", "s1", "parked", "parked Bash: make ship", 0.1, 2, 0, call)
+    found = parked_on(layout, "b")
+    assert found is not None and found["session"] == "s1" and found["parked"] == call
+    assert parked_on(layout, "a") is None  # it waits for b's approval, not a's
+    journal.append(layout, "b", "approved", "by a person")  # other records do not hide it
+    assert parked_on(layout, "b") is not None
+    record_session(layout, "b", "s2", "completed")  # a later session: the parked one was given up
+    assert parked_on(layout, "b") is None

@@ -41,6 +41,16 @@ def test_a_waiting_step_says_what_to_run_to_approve_and_to_go_on(layout: Layout)
     assert lines[-1].strip() == f"then go on: {AGAIN}"
 
 
+def test_a_waiting_step_with_a_parked_call_says_the_session_resumes_there(layout: Layout) -> None:
+    plan = {"steps": ["a", {"id": "ship", "approval": True}]}
+    journal.append(layout, "a", "done")
+    parked = {"session": "0123456789abcdef", "parked": {"id": "t1", "tool": "Bash", "what": "Bash: make ship"}}
+    stop = stops.from_job(job(layout, plan), {}, "claude", "", AGAIN, parked)
+    assert stop is not None and stop.code == 3
+    assert stop.message.splitlines()[-2:] == [
+        f"  then go on: {AGAIN}", "            (it resumes session 01234567 at the call it parked: Bash: make ship)"]
+
+
 def test_a_limit_is_a_stop_with_the_next_instruction(layout: Layout) -> None:
     plan = {"steps": ["a", {"id": "b", "title": "port it"}], "limits": {"cost_usd": 1.0, "turns": 9}}
     journal.append(layout, "a", "session", "", session="s1", ended="completed", cost_usd=1.25)

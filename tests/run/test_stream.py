@@ -105,3 +105,11 @@ def test_an_error_result_that_is_no_api_error_is_an_error() -> None:
 def test_refused_calls_are_counted_from_the_result() -> None:
     assert refused_calls(None) == 0
     assert refused_calls({"permission_denials": [{"tool_name": "Bash"}, {"tool_name": "Write"}]}) == 2
+
+
+def test_a_session_that_parked_a_call_says_which() -> None:
+    """Claude Code's result when a PreToolUse hook deferred a call (store.gate.parking): success, exit 0."""
+    ending = classify(report_of("parked"), EXIT_CODES["parked"])
+    assert (ending.ended, ending.exit_code, ending.transient) == ("parked", 0, False)
+    assert ending.parked == {"id": "toolu_0001", "tool": "Bash", "what": "Bash: echo shipped > shipped.txt"}
+    assert ending.detail == "parked Bash: echo shipped > shipped.txt" and ending.cost_usd is not None

@@ -98,7 +98,9 @@ def run_sandboxed(tmp_path: Path, command: str, plan: Dict[str, Any] = STEP_ALLO
     answer = (adapter.run("PreToolUse", json.dumps(payload).encode()) or {})["hookSpecificOutput"]
     line = answer["updatedInput"]["command"]
     prefix = (project / ".baton" / "run" / "toolu_net.args").read_bytes() if "BATON_ONCE_PREFIX" in line else b""
-    assert "netproxy.py" in line or b"netproxy.py" in prefix  # baton once: its command's prefix
+    script = project / ".baton" / "run" / "toolu_net.sh"
+    shown = script.read_text() if script.exists() else line  # the script the rewritten line sources
+    assert "netproxy.py" in shown or b"netproxy.py" in prefix  # baton once: its command's prefix
     proc = subprocess.run(["/bin/bash", "-c", f"eval {rewrite.quote(line)}"], cwd=project, capture_output=True,
                           text=True, timeout=60, env={**os.environ, "HOME": str(home)})
     return proc.returncode, proc.stdout + proc.stderr

@@ -1,6 +1,7 @@
 """The rewritten command, run for real the way Claude Code's Bash tool runs it: the original runs
 inside bubblewrap exactly as it would outside (quotes, functions from the shell snapshot, exit codes,
-``cd``), the report pipe stays out of its reach, and nothing runs when the sandbox cannot start."""
+``cd``), the report pipe and the command's own descriptor stay out of its reach, nothing runs when
+the sandbox cannot start, and what a person is shown is short: the command verbatim plus two lines."""
 
 from __future__ import annotations
 
@@ -18,14 +19,22 @@ from store.sandbox import bwrap_args, probe, rewrite
 
 
 @given(st.text(st.characters(codec="utf-8", blacklist_characters="\x00"), max_size=200))
-def test_the_original_is_one_quoted_word_read_back_exactly(command: str) -> None:
-    line = rewrite.sandboxed(command, "/usr/bin/bwrap", "/p/.baton/run/x.args", "/p/.baton/run/x.started")
+def test_the_original_is_read_back_exactly_and_shown_verbatim_in_a_short_line(command: str) -> None:
+    line = rewrite.sandboxed(command, "/p/.baton/run/toolu_01.sh")
     assert rewrite.original_of(line) == command
+    assert command in line and line.count("\n") == command.count("\n") + 2 and len(line) <= len(command) + 300
+
+
+@pytest.mark.parametrize("command", ["BATON_CMD", "echo x\nBATON_CMD\necho y", "cat <<BATON_CMD_1\nx\nBATON_CMD_1"])
+def test_a_command_holding_the_end_line_gets_another(command: str) -> None:
+    line = rewrite.sandboxed(command, "/p/.baton/run/x.sh")
+    assert rewrite.original_of(line) == command and line.splitlines()[-1] not in command.splitlines()
 
 
 def test_a_line_that_is_not_a_rewrite_has_no_original() -> None:
     assert rewrite.original_of("echo hi") == ""
-    assert rewrite.original_of(rewrite.SNAPSHOT + "echo hi") == ""
+    assert rewrite.original_of(". '/p/x.sh' 9<<'BATON_CMD'\necho hi") == ""
+    assert rewrite.original_of(". '/p/x.sh' 9<<'BATON_CMD'\nBATON_CMD\nBATON_CMD") == ""  # not what it would make
 
 
 class Shell:
@@ -51,7 +60,9 @@ class Shell:
                                     str(self.home / ".config" / "baton"), str(self.home), ("src/**",))
             args_file = str(self.project / ".baton" / "run" / f"{self.calls}.args")
             rewrite.write_args(args_file, bwrap_args.build(policy).args)
-        return rewrite.sandboxed(command, self.bwrap, args_file, args_file + ".started")
+        script = str(self.project / ".baton" / "run" / f"{self.calls}.sh")
+        rewrite.write_script(script, [self.bwrap], args_file, args_file + ".started")
+        return rewrite.sandboxed(command, script)
 
     def run(self, command: str, args_file: str = "", stdin: str = "") -> Tuple[int, str, str, str]:
         """(exit code, stdout, stderr, the directory Claude Code would keep) for ``command`` sandboxed."""
@@ -90,6 +101,7 @@ def test_cd_persists_and_exit_codes_are_kept(shell: Shell) -> None:
 
 def test_stdin_reaches_the_command_and_the_report_pipe_does_not(shell: Shell) -> None:
     assert shell.run("cat", stdin="from stdin")[1] == "from stdin"
+    assert shell.run("read -r x; echo \"got $x\"", stdin="line one\nline two")[1] == "got line one\n"
     code, out, _, _ = shell.run("ls /proc/self/fd")
     assert code == 0 and sorted(out.split()) == ["0", "1", "2", "3"]  # 3: the directory ls itself reads
 

@@ -1,0 +1,51 @@
+"""Hooks and commands on a frozen server (every server process SIGSTOPped: connections are taken
+by the kernel and never answered), and while it is down (issue 25.4, 25.5).
+
+Claude Code kills a hook at 10 s: each hook answers well inside that, with the local copy, whatever
+the server does, and ``status``, ``status --json``, ``log`` and ``report`` show what the clone's copy
+knows, marked as of when."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Dict
+
+import faultkit
+import outages
+
+if TYPE_CHECKING:
+    from conftest import Baton, Sandbox
+    from pgcluster import Cluster
+
+HOST_LIMIT = 10.0  # seconds: Claude Code stops a SessionStart, PreToolUse or Stop hook here
+
+
+def _timed_hook(event: str, payload: Dict[str, Any], sandbox: Sandbox, env: Dict[str, str]) -> float:
+    began = time.monotonic()
+    faultkit.hook(event, payload, sandbox.project, env, matcher_tool=str(payload.get("tool_name", "")))
+    return time.monotonic() - began
+
+
+def test_hooks_answer_inside_the_hosts_limit_on_a_frozen_server(
+        baton: Baton, sandbox: Sandbox, server: Cluster) -> None:
+    import os
+
+    url = server.createdb()
+    outages.project(sandbox.project)
+    env = {**os.environ, **outages.env_for(url, "w1")}
+    assert baton("claim", extra_env=env).out == "worker w1 claimed a\n"
+    server.freeze()
+    try:
+        took = {
+            "SessionStart": _timed_hook("SessionStart", {"source": "startup"}, sandbox, env),
+            "PreToolUse": _timed_hook("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"},
+                                                     "tool_use_id": "t1"}, sandbox, env),
+            "Stop": _timed_hook("Stop", {"stop_hook_active": False}, sandbox, env),
+        }
+        claim, claim_took = outages.timed(baton, "claim", extra_env={**env, "BATON_WORKER": "w2"})
+    finally:
+        server.thaw()
+    print("frozen server:", {k: round(v, 2) for k, v in took.items()}, "claim", round(claim_took, 2))
+    assert all(seconds < HOST_LIMIT for seconds in took.values()), took
+    assert claim.code != 0 and "cannot be reached" in claim.err and "no answer within" in claim.err, claim
+    assert claim_took < 20, claim_took  # one wait per outage, not one per query

@@ -320,11 +320,12 @@ def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]],
     return done.record if done is not None else None
 
 
-def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
-    """The last ``count`` records, oldest first, and the torn tail (always empty in a database)."""
+def last_records(layout: Layout, count: int, notes: Optional[List[str]] = None) -> Tuple[List[Dict[str, Any]], bytes]:
+    """The last ``count`` records, oldest first, and the torn tail (always empty in a database);
+    with a database that cannot be reached, the clone's copy of them and a note in ``notes``."""
     remote = shared()
     if remote is not None:
-        return remote.last_records(layout, count), b""
+        return remote.last_records(layout, count, notes), b""
     return read_last(layout.ledger, count)
 
 

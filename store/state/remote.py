@@ -157,14 +157,46 @@ def lines(layout: Layout) -> Iterator[Tuple[int, bytes, bool]]:
         yield seq, line.encode("ascii", "replace"), True
 
 
-def last_records(layout: Layout, count: int) -> List[Dict[str, Any]]:
+def last_records(layout: Layout, count: int, notes: Optional[List[str]] = None) -> List[Dict[str, Any]]:
+    """The last ``count`` records; while the server cannot be reached, those the clone's copy holds
+    (its last ``mirror.RECENT`` and the queued ones), with a note in ``notes`` saying as of when."""
+    if count <= 0:
+        return []
+    try:
+        lines = open_job(layout).last_lines(count)
+    except Unreachable as exc:
+        return _copy_records(layout, count, exc.cause, notes)
+    return _parsed(lines)
+
+
+def _parsed(lines: Sequence[str]) -> List[Dict[str, Any]]:
     out = []
-    for line in open_job(layout).last_lines(count) if count > 0 else []:
+    for line in lines:
         try:
             out.append(parse_line(line.encode("ascii", "replace")))
         except LedgerError:
             continue
     return out
+
+
+def _copy_records(layout: Layout, count: int, cause: str, notes: Optional[List[str]]) -> List[Dict[str, Any]]:
+    from store.backend.local import when
+
+    local = Local(layout.root)
+    cache = local.read_cache()
+    if cache.get("job") != job_name(layout):
+        cache = {}
+    local.note_failure(cache or {"job": job_name(layout)}, cause)
+    records = _parsed([line for line in cache.get("recent", []) if isinstance(line, str)])
+    end = int(records[-1]["seq"]) if records else 0
+    for number, entry in enumerate(local.queued(), 1):  # acknowledged: shown as the copy's view shows them
+        records.append({"seq": end + number, "ts": entry["extra"].get("ts", ""), "step": entry["step"],
+                        "status": entry["status"], "note": entry["note"], "queued": True, **entry["extra"]})
+    if notes is not None:
+        notes.append(f"the job's database cannot be reached ({cause}): these are the clone's copy of its last "
+                     f"{mirror.RECENT} records as of {when(float(cache.get('fetched') or 0))}"
+                     ", with the queued ones (marked queued) after them")
+    return records[-count:]
 
 
 # ------------------------------------------------------------------ writing

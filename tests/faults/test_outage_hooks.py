@@ -49,3 +49,41 @@ def test_hooks_answer_inside_the_hosts_limit_on_a_frozen_server(
     assert all(seconds < HOST_LIMIT for seconds in took.values()), took
     assert claim.code != 0 and "cannot be reached" in claim.err and "no answer within" in claim.err, claim
     assert claim_took < 20, claim_took  # one wait per outage, not one per query
+
+
+def test_status_log_and_report_show_the_clones_copy_while_the_server_is_down(
+        baton: Baton, sandbox: Sandbox, server: Cluster) -> None:
+    import json
+    import os
+
+    url = server.createdb()
+    outages.project(sandbox.project)
+    env = outages.env_for(url, "w1")
+    assert baton("claim", extra_env=env).code == 0
+    assert baton("record", "a", "done", "built", extra_env=env).code == 0  # w1 claims b after it
+    server.kill()
+    assert baton("record", "b", "running", "drawing", extra_env=env).out.startswith("queued b running")
+
+    status = baton("status", extra_env=env)
+    assert status.code == 0, status
+    first = status.out.splitlines()[0]
+    assert first.startswith("database: cannot be reached since 20") and "shown as of 20" in first, status.out
+    assert "1 record(s) queued" in first, first
+    data = json.loads(baton("status", "--json", extra_env=env).out)
+    assert data["database"]["reachable"] is False and data["database"]["queued"] == 1, data["database"]
+    assert data["done"] == 1 and [(r["step"], r["status"]) for r in data["last"]][-2:] == [
+        ("b", "claim"), ("b", "running")], data["last"]
+
+    log = baton("log", extra_env=env)
+    assert log.code == 0, log
+    assert [line.split()[2:4] for line in log.out.splitlines()] == [
+        ["a", "claim"], ["a", "done"], ["b", "claim"], ["b", "running"]], log.out
+    assert log.err.startswith("baton: warning: the job's database cannot be reached (") and "as of 20" in log.err
+    report = baton("report", extra_env=env)
+    assert report.code == 0 and report.out.startswith("database: cannot be reached since 20"), report
+    prompt = faultkit.hook("UserPromptSubmit", {"prompt": "/baton:status"}, sandbox.project,
+                            {**os.environ, **env})
+    assert "database: cannot be reached since 20" in json.dumps(prompt), prompt
+    server.start()
+    assert baton("status", extra_env=env).code == 0
+    assert outages.steps(url)[-1] == ("b", "running")  # the queue was written once it was back

@@ -28,7 +28,8 @@ def test_the_box_shows_the_command_verbatim_in_a_short_line_and_yes_records(
     start_tui(claude, project, plugin_copy, tmp_path, tmux)
     tmux.keys("do step a", literal=True)
     tmux.keys("Enter")
-    box = tmux.wait_for(lambda s: "BATON_CMD" in s and "Do you want" in s, "Claude Code's permission box", 90)
+    box = tmux.settled(lambda s: "BATON_CMD" in s and "Do you want" in s and "1. Yes" in s,
+                       "Claude Code's permission box", 90)
 
     joined = " ".join(line.strip() for line in box.splitlines())
     assert COMMAND in joined, box  # the model's command, verbatim
@@ -38,8 +39,10 @@ def test_the_box_shows_the_command_verbatim_in_a_short_line_and_yes_records(
     assert f"`{COMMAND}`: baton asks you before running it in its sandbox" in joined, box
 
     tmux.keys("Enter")  # Yes
+    tmux.wait_for(lambda s: "Do you want" not in s, "the permission box closed after Yes", 30)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not [r for r in ledger(project) if r["status"] == "done"]:
         time.sleep(0.2)
-    assert [(r["step"], r["status"], r["note"]) for r in ledger(project)] == [("a", "done", "answer written")]
+    assert [(r["step"], r["status"], r["note"]) for r in ledger(project)] == [("a", "done", "answer written")], \
+        tmux.screen()
     assert (project / "answer.txt").read_text() == "42\n"

@@ -59,6 +59,22 @@ class Tmux:
                 pytest.fail(f"never saw {what} within {timeout}s; the screen was:\n{screen}")
             time.sleep(0.1)
 
+    def settled(self, seen: Callable[[str], bool], what: str, timeout: float = 30, still: float = 1.0) -> str:
+        """Like `wait_for`, then until the screen has not changed for `still` seconds: a box the TUI is
+        still drawing may not take keys yet (a key sent too early is lost)."""
+        screen = self.wait_for(seen, what, timeout)
+        deadline = time.monotonic() + timeout
+        quiet_since = time.monotonic()
+        while time.monotonic() - quiet_since < still:
+            time.sleep(0.1)
+            now = self.screen()
+            if now != screen:
+                screen, quiet_since = now, time.monotonic()
+            if time.monotonic() > deadline:
+                pytest.fail(f"{what} never stopped changing within {timeout}s; the screen was:\n{screen}")
+        assert seen(screen), f"{what} went away while it settled; the screen was:\n{screen}"
+        return screen
+
     def kill(self) -> None:
         """Stop the server (and the CLI in it) and remove its socket file, which tmux leaves."""
         subprocess.run(["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=10)
@@ -149,11 +165,13 @@ def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_termina
     tmux.keys("/help", literal=True)
     tmux.wait_for(lambda s: "/help" in s, "/help typed")
     tmux.keys("Enter")
-    for _ in range(4):  # the help's tabs: General, Commands, Custom commands
-        if "Browse custom commands" in tmux.screen():
+    screen = tmux.settled(lambda s: "to switch" in s, "the help")
+    for _ in range(4):  # the help's tabs: General, Commands, Custom commands; one Right per drawn tab
+        if "Browse custom commands" in screen:
             break
         tmux.keys("Right")
-        time.sleep(0.5)
+        before = screen
+        screen = tmux.settled(lambda s: s != before, "the help's next tab")  # noqa: B023 - used at once
     listed = [line.strip() for line in tmux.wait_for(lambda s: "Browse custom commands" in s, "custom commands")
               .splitlines()]
     assert "Browse custom commands" in listed, listed

@@ -42,6 +42,7 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
     """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
     the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
+    _refuse_effects_in_a_database(plan, source)
     old: Optional[archive.Archived] = None
     if layout.plan.exists():
         if not force:
@@ -57,6 +58,26 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
         durable.atomic_write(ignore, GITIGNORE.encode())
     durable.atomic_write(layout.plan, text.encode("utf-8"))
     return plan, old
+
+
+def _refuse_effects_in_a_database(plan: Plan, source: str) -> None:
+    """A plan's ``effects`` run only through ``baton once``, which needs the file store (its index
+    finds records by byte offset in steps.jsonl and its key lock is a file on one machine): with
+    the job in a database they could never run, so such a plan is refused before it is written."""
+    if plan.effects and journal.shared() is not None:
+        raise BatonError(f"{source}: this plan's 'effects' ({', '.join(plan.effects[:3])}"
+                         f"{', ...' if len(plan.effects) > 3 else ''}) may run only through `baton once`, which "
+                         "needs the job in .baton/steps.jsonl; with the job in a database (BATON_DATABASE_URL or "
+                         "BATON_STORE) they could never run. Remove 'effects', or keep this job in files (unset "
+                         "BATON_DATABASE_URL and BATON_STORE); nothing was written", USAGE)
+
+
+def checkpoint_note(plan: Plan) -> str:
+    """What ``init`` says when a job kept in a database has checkpoint fields ("" otherwise)."""
+    if journal.shared() is None or not any(s.inputs or s.artifacts for s in plan.steps):
+        return ""
+    return ("note: with the job in a database, checkpoints are recorded but not checked: the brief has no CHANGED "
+            "or STALE lines, and `baton verify --artifacts` needs the job pulled into files (`baton store pull`)")
 
 
 def seed_plan_text(steps: Any) -> str:

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, List, Optional
 
 _connections: Dict[str, Any] = {}
+WAITED_SECONDS = 1.0  # a connection attempt that failed after this long waited (a refusal takes milliseconds)
 
 
 class Unreachable(BatonError):
@@ -121,12 +122,15 @@ def connect(conninfo: str) -> Any:
     return conn
 
 
-def failed(exc: BaseException, timed_out: bool, seconds: float) -> Unreachable:
-    """What a driver error means to the person: a call that ran out of time says so."""
+def failed(exc: BaseException, timed_out: bool, seconds: float, waited: bool = False) -> Unreachable:
+    """What a driver error means to the person: a call that ran out of time says so. ``waited``:
+    the error came only after a wait (libpq's own timeout), which is not to be met again at once."""
     if timed_out:
         return Unreachable(f"no answer within {seconds:.1f} s (the server may be frozen or the network down)",
                            waited=True)
-    return unreachable(exc) or Unreachable(" ".join(str(exc).split())[:300] or type(exc).__name__)
+    found = unreachable(exc) or Unreachable(" ".join(str(exc).split())[:300] or type(exc).__name__)
+    found.waited = found.waited or waited
+    return found
 
 
 def _parameters(module: ModuleType, conninfo: str, seconds: float) -> Dict[str, Any]:
@@ -165,7 +169,10 @@ def _connect_within(module: ModuleType, conninfo: str, seconds: float, extra: Di
                 return
         made.close()
 
+    import time
+
     helper = threading.Thread(target=attempt, name="baton-connect", daemon=True)
+    began = time.monotonic()
     helper.start()
     helper.join(max(0.0, seconds))
     with lock:
@@ -173,7 +180,7 @@ def _connect_within(module: ModuleType, conninfo: str, seconds: float, extra: Di
             return box["conn"]
         box["abandoned"] = True
     if "error" in box:
-        raise failed(box["error"], False, seconds)
+        raise failed(box["error"], False, seconds, time.monotonic() - began >= WAITED_SECONDS)
     raise failed(TimeoutError(), True, seconds)
 
 

@@ -40,13 +40,6 @@ _deadline = _hook_deadline()  # monotonic time when this process's database time
 _failed: Dict[str, Tuple[float, str]] = {}  # conninfo -> (monotonic time, cause) of the last failed contact
 
 
-def hook(seconds: float = HOOK_SECONDS) -> None:
-    """From now on, every database call of this process ends within ``seconds`` of now, together."""
-    global _deadline
-    end = time.monotonic() + seconds
-    _deadline = end if _deadline is None else min(_deadline, end)
-
-
 def limit() -> float:
     """Seconds the next call may take (0 or less: none left)."""
     per_call = _env_seconds("BATON_DB_SECONDS", CALL_SECONDS)
@@ -72,10 +65,6 @@ def recent_failure(conninfo: str) -> str:
     if seen is None or time.monotonic() - seen[0] > QUIET_SECONDS:
         return ""
     return seen[1]
-
-
-def clear(conninfo: str) -> None:
-    _failed.pop(conninfo, None)
 
 
 def _env_seconds(name: str, default: float) -> float:

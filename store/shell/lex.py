@@ -23,9 +23,20 @@ _DOC_STOPS = frozenset("\\$`")
 
 def tokenize(text: str) -> tuple[list[Token], list[str]]:
     """The tokens of ``text`` and the problems met reading it (unterminated quotes, missing
-    redirection targets, nesting too deep); no problems when it read cleanly."""
-    lexer = _Lexer(text, 0)
-    return lexer.tokens(False), lexer.problems
+    redirection targets, nesting too deep); no problems when it read cleanly. The lists are the
+    caller's; the tokens in them are shared with other readers of the same text: never change one."""
+    found = _LAST.get(text)
+    if found is None:
+        lexer = _Lexer(text, 0)
+        found = (lexer.tokens(False), lexer.problems)
+        _LAST.clear()
+        _LAST[text] = found
+    return list(found[0]), list(found[1])
+
+
+# The last text read: one gate call reads the command for its effects (scan) and for its words
+# (simple), and each reader gets the same tokens from one pass of the lexer.
+_LAST: dict[str, tuple[list[Token], list[str]]] = {}
 
 
 class _Lexer:

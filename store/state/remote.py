@@ -316,9 +316,11 @@ def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) ->
                     continue
                 chosen = (str(entry["step"]), str(entry["status"]), str(entry["note"]), dict(entry["extra"]))
                 check = entry.get("retry_check", True) is not False
-                job.append(chosen[0], _replayed(job, chosen, make_fields, check), str(entry["id"]),
-                           _touches_claim(chosen[1]))
+                built = job.append(chosen[0], _replayed(job, chosen, make_fields, check), str(entry["id"]),
+                                   _touches_claim(chosen[1]))
                 written += 1
+                if built is not None:  # the copy shows it once it leaves the queue, even if the next read fails
+                    _after_commit(local, job, built)
         finally:
             if written:
                 local.drop(written)

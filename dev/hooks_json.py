@@ -15,8 +15,11 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 ROOT = Path(__file__).resolve().parent.parent
-GATED = "Write|Edit|NotebookEdit|Bash|Skill|CronCreate|ScheduleWakeup"
-RECORDED = "Write|Edit|NotebookEdit|Bash"
+sys.path.insert(0, str(ROOT))
+from store.gate.toolset import GATED as GATED_TOOLS  # noqa: E402  (the table of tools; standard library only)
+
+GATED = "|".join(GATED_TOOLS)
+RECORDED = "Write|Edit|NotebookEdit|Bash|Monitor"  # Monitor: a sandboxed command's run, checked after it starts
 # tools that send data out, judged by allow_hosts and counted for limits.external_ops (a regex: MCP
 # tools are named mcp__<server>__<tool>); a matcher cannot read the plan, so the gate starts for them always
 EXTERNAL = "^(WebFetch|mcp__.+)$"
@@ -33,7 +36,9 @@ def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
 
 def key_reads() -> List[Dict[str, Any]]:
     """Read is not gated in general (it would start a process per read); only reads of baton's
-    approval key are, through permission-rule filters that start the hook for those paths alone."""
+    approval key are, through permission-rule filters that start the hook for those paths alone.
+    Grep and Glob are in ``GATED``: no such filter matched them in 2.1.328, and a Grep of ``~`` reaches
+    the key, which no filter on its path could tell."""
     return [{"matcher": "Read", "hooks": [{**hook("PreToolUse", 10, block=True), "if": rule}]}
             for rule in ("Read(~/.config/baton/**)", "Read(**/approval.key)")]
 

@@ -116,13 +116,14 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else layout.project_dir
     ok = event == "PostToolUse"
     undone = ""
-    if tool in ("Bash", "Write", "Edit", "NotebookEdit") and os.path.isdir(os.path.join(layout.state_dir, "run")):
+    shell = tool in ("Bash", "Monitor")  # a Monitor's command runs sandboxed as Bash's does
+    if (shell or tool in ("Write", "Edit", "NotebookEdit")) and os.path.isdir(os.path.join(layout.state_dir, "run")):
         from store.sandbox.afterrun import after_call
 
         original, undone = after_call(layout.state_dir, payload)
-        if original is not None and tool == "Bash":
+        if original is not None and shell:
             tool_input = {**(tool_input or {}), "command": original}
-    if tool == "Bash" and isinstance((tool_input or {}).get("command"), str):
+    if shell and isinstance((tool_input or {}).get("command"), str):
         from store.gate.baton_calls import launched
         from store.sandbox.rewrite import original_of
 

@@ -1,10 +1,10 @@
-"""PreToolUse (Write, Edit, NotebookEdit, Bash, Skill, CronCreate, ScheduleWakeup, WebFetch, MCP tools): the gate.
+"""PreToolUse (the tools of ``store.gate.toolset.GATED``, WebFetch, MCP tools, Read of the key): the gate.
 
 Denies with a reason written for the model, or prints nothing and lets Claude Code's own
-permission flow go on. While a job is active, a Bash call that passes is handed back to run in
-baton's sandbox, with ``allow`` or ``ask`` decided from the person's own permission rules
-(:mod:`store.gate.enforce`). In a ``baton run`` session a call that waits for a person's approval is
-parked (``defer``) instead of refused (:mod:`store.gate.parking`).
+permission flow go on. While a job is active, a Bash call (or a Monitor's command) that passes is
+handed back to run in baton's sandbox, with ``allow`` or ``ask`` decided from the person's own
+permission rules (:mod:`store.gate.enforce`). In a ``baton run`` session a call that waits for a
+person's approval is parked (``defer``) instead of refused (:mod:`store.gate.parking`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 
 from hooks.adapter import PayloadError, deny
 from hooks.context import env_for, layout_for
-from store.gate import policy
+from store.gate import policy, toolset
 from store.gate.call import Call
 
 TYPE_CHECKING = False
@@ -42,7 +42,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         leases.renew(layout, job.snap, job.worker)
         read_only = policy.read_only_reason(job, call)
         park = env.get(PARK_APPROVALS) == "1" and _parks(read_only, job, payload, env)
-        if tool == "Bash" and isinstance(tool_input.get("command"), str) and "\x00" not in tool_input["command"]:
+        command = toolset.command_of(tool, tool_input)
+        if command is not None and "\x00" not in command:  # Bash, or a Monitor's command: run in the sandbox
             from store.gate import enforce
 
             answer = enforce.bash(call, job, read_only, payload, parking=park)

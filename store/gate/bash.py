@@ -1,4 +1,4 @@
-"""The Bash part of the gate: static analysis of the command against the step's policy.
+"""The Bash part of the gate: static analysis of a Bash or Monitor command against the step's policy.
 
 A command passes when it writes nothing protected and either the step does not restrict writes,
 or it is read-only, or it matches one of the step's ``bash`` patterns (and chains nothing else),
@@ -66,7 +66,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     in baton's sandbox, so a command whose effect cannot be told is left to the kernel's limits."""
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
-        return refuse("payload", "baton denied this Bash call: it has no command string, so it cannot be checked.")
+        return refuse("payload", f"baton denied this {call.tool} call: it has no command string, so it cannot be "
+                                 "checked.")
     folded = paths.fold(command)
     if approvals.KEY_NAME in folded or "config/baton" in folded:
         return refuse("key", "baton denied this command: it names baton's approval key, which no tool may read or "
@@ -91,8 +92,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if read_only and not harmless and (not kernel or result.writes or outputs or once):
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
-    if rules.tools is not None and "Bash" not in rules.tools:
-        return refuse("tools", f"baton denied Bash: step {rules.name} allows only the tools "
+    if rules.tools is not None and call.tool not in rules.tools:  # Bash, or a Monitor's command
+        return refuse("tools", f"baton denied {call.tool}: step {rules.name} allows only the tools "
                                f"{', '.join(rules.tools) or '(none)'}.")
     inner = _once_inner(command, result) if plan and plan.effects else ""
     if rules.writes is None or harmless:

@@ -170,14 +170,16 @@ def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) 
     files = runs.paths(state_dir, rid)
     built = bwrap_args.build(policy, files["lock"])
     record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
-              "background": bool(call.input.get("run_in_background")), **built.after_check(policy)}
+              "background": call.tool == "Monitor" or bool(call.input.get("run_in_background")),
+              **built.after_check(policy)}
     runs.start(state_dir, rid, record)
     return policy, rid, files, built
 
 
 def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any],
          parking: bool = False) -> Optional[Dict[str, Any]]:
-    """The PreToolUse answer for a Bash call while ``job`` is active (``None``: say nothing).
+    """The PreToolUse answer for a Bash call, or a Monitor's command (a background Bash command to Claude
+    Code, rewritten the same way), while ``job`` is active (``None``: say nothing).
     ``parking``: a refusal will be turned into a parked call (:mod:`store.gate.parking`), so while
     only reading is allowed every command not known to only read is refused, not left to run in a
     read-only sandbox where it would fail instead of waiting for the approval."""
@@ -190,8 +192,8 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
     refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel and not (parking and read_only))
     if refused:
         return _answer("deny", refused)
-    verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person, call.cwd,
-                                call.project, call.home, trusted_baton(call, job, payload, mode.kernel))
+    verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person.for_tool(call.tool),
+                                call.cwd, call.project, call.home, trusted_baton(call, job, payload, mode.kernel))
     if verdict.decision == "deny":
         return _answer("deny", refuse("claude-rule", f"baton denied this command: {verdict.why}."))
     if call.external:  # it sends data out: counted now that baton lets it through (limits.external_ops)

@@ -5,9 +5,12 @@ written for the model: what was refused, why, what it may do instead, and ``[bat
 Order of checks: unknown payload shape; baton's own files and the plan's ``protect`` globs
 (always); the job's ``rules``; ``baton`` subcommands; a step waiting for a person's approval or a
 job limit (reading only, :func:`read_only_reason`); the step's ``tools``; the step's ``writes``
-(Write/Edit/NotebookEdit by path in ``files``, Bash by static analysis in ``bash``). WebFetch and
-MCP tools are judged by ``allow_hosts`` (``egress``); a call that passes and sends data out is
-counted by :func:`count_external` toward ``limits.external_ops``.
+(Write/Edit/NotebookEdit by path in ``files``, Bash and a Monitor's command by static analysis in
+``bash``). Read, Grep and Glob never reach the approval key (``reads``); PowerShell, a Monitor
+that is not a command, the worktree tools and Workflow are judged in ``shells``. WebFetch, MCP tools and
+a Monitor's WebSocket are judged by ``allow_hosts`` (``egress``); a call that passes and sends
+data out is counted by :func:`count_external` toward ``limits.external_ops``. Which tools reach
+the gate at all is ``store.gate.toolset``'s table.
 """
 
 from __future__ import annotations
@@ -15,8 +18,10 @@ from __future__ import annotations
 import os
 
 from store.base import paths
+from store.gate import shells, toolset
 from store.gate.call import WRITE_TOOLS, Call, Rules, refuse, tools_check
 from store.gate.files import decide_write
+from store.gate.reads import decide_file_url, decide_read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,7 +31,6 @@ if TYPE_CHECKING:
     from store.state.job import Job
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
-TELEMETRY_SETTINGS = "telemetry.env"  # store.monitor.export_settings.FILE_NAME, beside the approval key
 
 
 def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
@@ -36,10 +40,21 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
     rules = Rules(next_step)
     if call.tool in WRITE_TOOLS:
         return decide_write(call, plan, rules, read_only)
-    if call.tool == "Bash":
-        from store.gate.bash import decide_bash
+    if call.tool in toolset.SHELLS:
+        if call.tool == "Bash" or toolset.command_of(call.tool, call.input) is not None:
+            from store.gate.bash import decide_bash
 
-        return decide_bash(call, plan, rules, read_only)
+            return decide_bash(call, plan, rules, read_only)
+        url = shells.socket_url(call)
+        if url is not None:  # a Monitor on a WebSocket: it reads from a host, as WebFetch does
+            return external_tool(call, plan, rules, read_only, url)
+        return shells.decide_monitor(call, plan)
+    if call.tool in toolset.UNREAD_SHELLS:
+        return shells.decide_unread(call, plan)
+    if call.tool in toolset.READERS:
+        return decide_read(call)
+    if call.tool in toolset.OUTSIDE:
+        return shells.decide_outside(call, plan) or tools_check(call, rules)
     if call.tool == "Skill":
         name = call.input.get("skill") if isinstance(call.input, dict) else None
         if not isinstance(name, str):
@@ -49,20 +64,8 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
             return refuse("approve", "baton denied /baton:approve: only a person may approve a step, by typing it "
                                      "in the prompt.")
         return tools_check(call, rules)
-    if call.tool == "Read":
-        raw = call.input.get("file_path")
-        if not isinstance(raw, str):
-            return refuse("payload", "baton denied this Read: it has no file_path, so it cannot be checked.")
-        real = paths.resolve(raw, call.cwd, call.home)
-        if any(paths.under(path, d) for path in (real, raw) for d in call.key_dirs):
-            if os.path.basename(real) == TELEMETRY_SETTINGS:
-                return refuse("key", "baton denied reading baton's telemetry settings: they hold the collector's "
-                                     "credentials, which only baton's export reads.")
-            return refuse("key", "baton denied reading baton's approval key: only a person approves steps, with "
-                                 "/baton:approve.")
-        return None
     if call.tool == "WebFetch" or call.tool.startswith("mcp__"):
-        return _external_tool(call, plan, rules, read_only)
+        return external_tool(call, plan, rules, read_only)
     if call.tool in SCHEDULERS:
         text = paths.fold(repr(call.input))
         if "approve" in text and "baton" in text:
@@ -72,18 +75,26 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
     return tools_check(call, rules)
 
 
-def _external_tool(call: Call, plan: Optional[Plan], rules: Rules,
-                   read_only: Optional[Tuple[str, str]]) -> Optional[str]:
-    """WebFetch reads, MCP tools may do anything: both send data out, judged by ``allow_hosts``."""
+def external_tool(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[Tuple[str, str]],
+                  url: Optional[str] = None) -> Optional[str]:
+    """WebFetch and a Monitor's WebSocket (``url``) read, MCP tools may do anything: all send data out,
+    judged by ``allow_hosts``."""
     from store.gate.rules import allow_hosts
     from store.plan.hosts import host_policy
 
     hosts = host_policy(plan.rules) if plan else None
-    tool_input = call.input if isinstance(call.input, dict) else {}
-    sent = allow_hosts.web_fetch(tool_input, hosts) if call.tool == "WebFetch" else allow_hosts.mcp(call.tool, hosts)
+    reads = call.tool == "WebFetch" or url is not None
+    if reads:
+        target = url if url is not None else (call.input.get("url") if isinstance(call.input, dict) else None)
+        key = decide_file_url(call, target) if isinstance(target, str) else None
+        if key:
+            return key
+        sent = allow_hosts.web_fetch({"url": target}, hosts, call.tool)
+    else:
+        sent = allow_hosts.mcp(call.tool, hosts)
     if sent.refusal:
         return sent.refusal
-    if read_only and call.tool != "WebFetch":
+    if read_only and not reads:
         return refuse(read_only[0], f"baton denied {call.tool}: {read_only[1]}")
     call.external = sent.count if plan and plan.limits.get("external_ops") else 0  # counted while limited
     return tools_check(call, rules)

@@ -24,16 +24,33 @@ DENIED_FLAGS = ("--disallowedTools", "--disallowed-tools")
 
 
 class PersonRules:
-    """Bash rules by kind, each as (the text inside ``Bash(...)``, '' for all of Bash; where it came from)."""
+    """Bash rules by kind, each as (the text inside ``Bash(...)``, '' for all of Bash; where it came from);
+    ``monitor``: where each kind of rule naming the whole Monitor tool came from."""
 
     def __init__(self) -> None:
         self.rules: Dict[str, List[Tuple[str, str]]] = {kind: [] for kind in KINDS}
+        self.monitor: Dict[str, List[str]] = {kind: [] for kind in KINDS}
         self.claude_sandbox = False
 
     def add(self, kind: str, rule: Any, source: str) -> None:
         pattern = bash_pattern(rule)
         if pattern is not None:
             self.rules[kind].append((pattern, source))
+        elif isinstance(rule, str) and rule.strip() in ("Monitor", "Monitor()", "Monitor(*)"):
+            self.monitor[kind].append(source)
+
+    def for_tool(self, tool: str) -> PersonRules:
+        """The rules to judge ``tool``'s command by. Claude Code 2.1.328 matches a Monitor's command against the
+        ``Bash(...)`` rules, but an allow rule naming all of Bash does not allow it and one naming all of Monitor
+        does (seen); deny and ask rules naming all of Bash are kept for it, to be safe."""
+        if tool != "Monitor":
+            return self
+        view = PersonRules()
+        view.claude_sandbox = self.claude_sandbox
+        for kind in KINDS:
+            kept = [(p, s) for p, s in self.rules[kind] if p != "" or kind != "allow"]
+            view.rules[kind] = kept + [("", s) for s in self.monitor[kind]]
+        return view
 
 
 def bash_pattern(rule: Any) -> Optional[str]:

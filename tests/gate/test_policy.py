@@ -11,7 +11,7 @@ import pytest
 
 from store.gate import bash as bashgate
 from store.gate import call as gatecall
-from store.gate import policy
+from store.gate import policy, reads
 from store.gate.rules import deny_bash
 from store.monitor import export_settings
 from store.plan.plan import Plan, Step, parse_plan
@@ -147,7 +147,7 @@ def test_the_key_folder_follows_xdg_config_home(where: Where, tmp_path: Path) ->
     assert policy.decide(elsewhere, None, None, None) is None
     settings = where.call("Read", {"file_path": str(xdg / "baton" / "telemetry.env")}, env)
     assert "baton denied reading baton's telemetry settings" in str(policy.decide(settings, None, None, None))
-    assert policy.TELEMETRY_SETTINGS == export_settings.FILE_NAME
+    assert reads.TELEMETRY_SETTINGS == export_settings.FILE_NAME
 
 
 def test_protect_globs(where: Where) -> None:

@@ -45,7 +45,9 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
                  "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
                  "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
-                  "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths"})
+                  "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths",
+                  # the table of tools, and the decisions for the reading tools and the other shells
+                  "store.gate.toolset", "store.gate.reads", "store.gate.shells"})
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters",
                       "store.monitor.api_errors"})  # the brief's LIMIT and API ERROR lines come from the counters
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})

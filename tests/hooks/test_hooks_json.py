@@ -23,7 +23,8 @@ KNOWN_EVENTS = set(
     "PostModelSwitch PermissionRequest PermissionDenied Setup TeammateIdle TaskCreated TaskCompleted Elicitation "
     "ElicitationResult ConfigChange WorktreeCreate WorktreeRemove InstructionsLoaded CwdChanged FileChanged "
     "DirectoryAdded MessageDisplay".split())
-GATED_TOOLS = {"Write", "Edit", "NotebookEdit", "Bash", "Skill", "CronCreate", "ScheduleWakeup", "Read"}
+GATED_TOOLS = {"Write", "Edit", "NotebookEdit", "Bash", "Monitor", "PowerShell", "Grep", "Glob", "EnterWorktree",
+               "ExitWorktree", "Workflow", "Skill", "CronCreate", "ScheduleWakeup", "Read"}
 EXTERNAL = "^(WebFetch|mcp__.+)$"
 
 
@@ -82,7 +83,9 @@ def test_stop_failure_never_blocks() -> None:
                                         ("Skill", True), ("CronCreate", True), ("ScheduleWakeup", True),
                                         ("WebFetch", True), ("mcp__github__create_issue", True),
                                         ("mcp__plugin_x_srv__tool", True), ("Read", False), ("Agent", False),
-                                        ("Glob", False), ("WebSearch", False), ("TodoWrite", False),
+                                        ("Monitor", True), ("PowerShell", True), ("Grep", True), ("Glob", True),
+                                        ("EnterWorktree", True), ("ExitWorktree", True), ("Workflow", True),
+                                        ("WebSearch", False), ("TodoWrite", False), ("PowerShellX", False),
                                         ("NotWebFetch", False), ("xmcp__a__b", False)])
 def test_which_tools_start_the_gate(tool: str, gated: bool) -> None:
     payload = {"tool_name": tool, "tool_input": {"file_path": "/project/README.md"}}
@@ -102,7 +105,7 @@ def test_reads_start_the_gate_only_for_the_key(path: str) -> None:
 def test_recorders_match_the_write_tools() -> None:
     for event in ("PostToolUse", "PostToolUseFailure"):
         (group,) = config()["hooks"][event]
-        assert set(group["matcher"].split("|")) == {"Write", "Edit", "NotebookEdit", "Bash"}
+        assert set(group["matcher"].split("|")) == {"Write", "Edit", "NotebookEdit", "Bash", "Monitor"}
 
 
 @pytest.mark.parametrize("index", range(len(entries())))
@@ -141,7 +144,7 @@ def test_hooks_json_is_generated_from_the_bootstrap() -> None:
 
 
 def test_the_check_fails_when_the_bootstrap_changes(tmp_path: Path) -> None:
-    for part in ("dev", "hooks"):
+    for part in ("dev", "hooks", "store"):  # store: the table of gated tools (store/gate/toolset.py)
         shutil.copytree(REPO / part, tmp_path / part, ignore=shutil.ignore_patterns("__pycache__"))
     script = [sys.executable, str(tmp_path / "dev" / "hooks_json.py")]
     assert subprocess.run([*script, "--check"]).returncode == 0

@@ -83,21 +83,22 @@ def _hosts(policy: HostPolicy) -> str:
     return ", ".join(policy.hosts)
 
 
-def web_fetch(tool_input: Mapping[str, Any], policy: Optional[HostPolicy]) -> Egress:
+def web_fetch(tool_input: Mapping[str, Any], policy: Optional[HostPolicy], tool: str = "WebFetch") -> Egress:
+    """A WebFetch, or (``tool`` Monitor) a Monitor's WebSocket: ``tool_input["url"]``'s host must be allowed."""
     url = tool_input.get("url")
     if policy is None:
         return Egress(1)
     if not isinstance(url, str):
-        return Egress(1, refuse("payload", "baton denied this WebFetch: it has no url, so it cannot be checked."))
+        return Egress(1, refuse("payload", f"baton denied this {tool}: it has no url, so it cannot be checked."))
     host = url_host(url)
     first = policy.rules[0]
     if not host:
-        return Egress(1, refuse("allow-hosts", f"baton denied this WebFetch: baton cannot tell the host of "
+        return Egress(1, refuse("allow-hosts", f"baton denied this {tool}: baton cannot tell the host of "
                                                f"{url[:80]!r}, and the job's rule {first.name} allows only "
                                                f"{_hosts(policy)}: {first.reason}."))
     rule = policy.refusing(host)
     if rule is not None:
-        return Egress(1, refuse("allow-hosts", f"baton denied this WebFetch: {host} is not in the job's rule "
+        return Egress(1, refuse("allow-hosts", f"baton denied this {tool}: {host} is not in the job's rule "
                                                f"{rule.name}, which allows only {', '.join(rule.value)}: "
                                                f"{rule.reason}."))
     return Egress(1)

@@ -9,6 +9,9 @@ them, with the bytecode cache on:
   whose steps all appear in the ledger;
 * ``cold brief, 10 steps never recorded``: the same with 10 more plan steps the ledger never
   names, so the quick read must search the whole file (its worst case);
+* ``cold brief, parallel plan``: the first plan with ``"needs": []`` on every step (a parallel
+  plan, whose claims depend on every claim since the job began), read by a worker; issue 25 item
+  10 asks for it to be as fast as the sequential row above;
 * ``cold SessionStart``: the SessionStart hook exactly as ``hooks/hooks.json`` starts it, with that
   plan and no snapshot; its output must hold the brief;
 * ``rebuild aside``: the detached process that then rebuilds ``state.json`` (off the critical path);
@@ -67,8 +70,10 @@ QUICK_RUNS = 3
 NEVER = [f"n{i:02d}-never-recorded" for i in range(10)]
 MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print('{}')"
 SHA_FILE = "import hashlib, sys; hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()"
-TARGETS = {"cold brief": 1.5, "cold brief, 10 steps never recorded": 1.5, "cold SessionStart": 2.0, "verify": 3.0}
-ROWS = ("cold brief", "cold brief, 10 steps never recorded", "cold SessionStart", "rebuild aside", "verify", "log",
+TARGETS = {"cold brief": 1.5, "cold brief, 10 steps never recorded": 1.5, "cold brief, parallel plan": 1.5,
+           "cold SessionStart": 2.0, "verify": 3.0}
+ROWS = ("cold brief", "cold brief, 10 steps never recorded", "cold brief, parallel plan",
+        "cold SessionStart", "rebuild aside", "verify", "log",
         "seed brief (reads it all)", "sha256 of the file", "minimal Python hook", "python3 -c pass")
 
 
@@ -134,6 +139,7 @@ def measure(size: int, runs: int, work: Path, env: Dict[str, str], quiet: bool =
     result.ledger_bytes = (state / "steps.jsonl").stat().st_size
     plan_all = json.dumps({"steps": ids})
     plan_never = json.dumps({"steps": ids + NEVER})
+    plan_parallel = json.dumps({"steps": [{"id": i, "needs": []} for i in ids]})
     hook_argv, payload = session_start(project, work)
     hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(REPO)}
     figures = {name: Figure() for name in ROWS}
@@ -146,6 +152,11 @@ def measure(size: int, runs: int, work: Path, env: Dict[str, str], quiet: bool =
                 (state / "plan.json").write_text(plan)
                 (state / "state.json").unlink(missing_ok=True)
                 timed(figures[row], [sys.executable, str(BATON), "brief"], project, env, check="NEXT: ")
+            (state / "plan.json").write_text(plan_parallel)
+            (state / "state.json").unlink(missing_ok=True)
+            timed(figures["cold brief, parallel plan"], [sys.executable, str(BATON), "brief"], project,
+                  {**env, "BATON_WORKER": "bench-worker"}, check="NEXT: ")
+            (state / "plan.json").write_text(plan_never)
             (state / "state.json").unlink(missing_ok=True)
             timed(figures["cold SessionStart"], hook_argv, project, hook_env, payload, check="NEXT: ")
         start = time.perf_counter()

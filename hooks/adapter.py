@@ -22,7 +22,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
-MAX_STDIN = 8 * 1024 * 1024
+MAX_STDIN = 64 * 1024 * 1024  # a 10 MB Write arrives twice in PostToolUse (content and result), JSON-escaped
 IN_HOOK = False  # set by main(): this process is one hook call (its database time is bounded as a whole)
 MODULES = {
     "SessionStart": "session_start",
@@ -137,6 +137,27 @@ def run(event: str, raw: bytes) -> Optional[Dict[str, Any]]:
         return failure_answer(event, payload, error, exc)
 
 
+def _drain(stream: Any) -> int:
+    """Read ``stream`` to its end in bounded chunks (Claude Code is still writing); the bytes read."""
+    total = 0
+    while True:
+        chunk = stream.read(1 << 20)
+        if not chunk:
+            return total
+        total += len(chunk)
+
+
+def too_large(event: str, size: int) -> Optional[Dict[str, Any]]:
+    """The answer to an input over MAX_STDIN: the gate refuses, the others say what they did not do."""
+    try:
+        from hooks import oversized
+
+        _log_failure(event, None, f"hook input of {size} bytes is over the {MAX_STDIN} baton reads")
+        return oversized.answer(event, size, MAX_STDIN)
+    except Exception as exc:  # noqa: BLE001 - the one broad boundary of a hook process
+        return failure_answer(event, None, f"{type(exc).__name__}: {exc}"[:300], exc)
+
+
 def main(event: str) -> int:
     """The hook process's entry (see the bootstrap in hooks.json)."""
     import gc  # built in
@@ -148,8 +169,11 @@ def main(event: str) -> int:
     # garbage; the collector's passes over them cost a Bash gate call about 1.8 ms. Collect after
     # 100,000 net new objects instead of 700, so a long pass (a cold rebuild of a large ledger) still does.
     gc.set_threshold(100_000, 50, 100)
-    raw = sys.stdin.buffer.read(MAX_STDIN)
-    answer = run(event, raw)
+    raw = sys.stdin.buffer.read(MAX_STDIN + 1)
+    if len(raw) > MAX_STDIN:  # say what was refused; never parse a cut-off payload as if it were whole
+        answer = too_large(event, len(raw) + _drain(sys.stdin.buffer))
+    else:
+        answer = run(event, raw)
     if answer is not None:
         sys.stdout.write(jsonc.dumps(answer))
         sys.stdout.flush()

@@ -68,6 +68,13 @@ def held(path: Union[str, Path]) -> bool:
     return False
 
 
+def named(exc: BaseException, path: Union[str, Path]) -> None:
+    """Give an ``OSError`` raised on an open file (a write, flush or fsync: disk full) the file's
+    name, which Python leaves out, so the person is told where (``disk full: /p/.baton/x``)."""
+    if isinstance(exc, OSError) and exc.filename is None:
+        exc.filename = os.fspath(path)
+
+
 def atomic_write(path: Union[str, Path], data: bytes, sync: bool = True) -> None:
     """Replace ``path`` with ``data`` so readers see the old or the new file, never a mix.
 
@@ -83,7 +90,8 @@ def atomic_write(path: Union[str, Path], data: bytes, sync: bool = True) -> None
             if sync:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
+        named(exc, path)
         try:
             os.unlink(tmp)
         except OSError:
@@ -108,7 +116,8 @@ def append_line(path: Union[str, Path], line: bytes, sync: bool = True, rollback
                 view = view[written:]
             if sync:
                 os.fsync(fd)
-        except BaseException:
+        except BaseException as exc:
+            named(exc, path)
             if before >= 0:
                 try:
                     os.ftruncate(fd, before)

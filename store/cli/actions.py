@@ -44,7 +44,7 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
     plan = parse_text(text, source)
     _refuse_effects_in_a_database(plan, source)
     old: Optional[archive.Archived] = None
-    if layout.plan.exists():
+    if layout.has_plan():
         if not force:
             raise BatonError(f"{layout.plan} already exists; use --force to replace it (the old job is archived)")
         try:

@@ -76,7 +76,7 @@ def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
                          "is no torn or damaged line to move aside (`baton verify` checks the chain)")
     if not layout.ledger.exists():
         raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
-    steps = Job(layout, os.environ, save=False).plan.ids if layout.plan.exists() else None
+    steps = Job(layout, os.environ, save=False).plan.ids if layout.has_plan() else None
     done = repair.repair(layout, steps)
     for warning in done.warnings:
         print(f"baton: warning: {warning}", file=sys.stderr)

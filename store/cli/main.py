@@ -190,7 +190,7 @@ def _shown(path: Path) -> str:
 
 
 def _need_plan(layout: location.Layout) -> None:
-    if layout.plan.exists():
+    if layout.has_plan():
         return
     other = location.job_nearby(layout)
     near = f"; {other} is another job's, outside this project" if other else ""

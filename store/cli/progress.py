@@ -65,6 +65,8 @@ def _session_end(e: Dict[str, Any]) -> str:
 
 
 def _wait(e: Dict[str, Any]) -> str:
+    if e.get("after") == "nothing_ready":  # a parallel plan: other workers hold every ready step
+        return f"waiting {duration(e['seconds'])} for a ready step: {e['detail']}"
     because = f" (retry-after {duration(e['retry_after'])})" if e.get("retry_after") else ""
     return (f"waiting {duration(e['seconds'])} before the next session: {e['after']} "
             f"{e['failures']} time(s) in a row{because}")
@@ -90,6 +92,7 @@ def _warning(e: Dict[str, Any]) -> str:
 LINES: Dict[str, Callable[[Dict[str, Any]], str]] = {
     "start": _start, "session_start": _session_start, "api_retry": _api_retry, "session_end": _session_end,
     "wait": _wait, "stop": _stop, "notify": _notify, "warning": _warning,
+    "leftover": lambda e: f"session {e['session']}: {e['detail']}",
 }
 
 

@@ -141,7 +141,7 @@ def _plan(layout: Layout, env: Mapping[str, str], args: str) -> str:
             words = shlex.split(args)
         except ValueError as exc:
             raise BatonError(f"cannot read the step names: {exc}") from None
-        if layout.plan.exists():
+        if layout.has_plan():
             raise BatonError(f"{layout.plan} already exists; edit it, or replace it from a terminal with "
                              "`baton init --force STEP...`")
         plan = actions.install_plan(layout, actions.seed_plan_text(words), "/baton:plan", force=False)

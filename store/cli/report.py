@@ -76,7 +76,7 @@ def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
 def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
     from store.monitor import exporting, telemetry
 
-    if not layout.plan.exists():
+    if not layout.has_plan():
         raise BatonError(f"{layout.plan} does not exist; nothing to export")
     settings = exporting.settings_for(layout, os.environ)
     config = telemetry.Config(settings.values)

@@ -10,6 +10,8 @@ one line naming the file, the step and the field.
 
 from __future__ import annotations
 
+import os
+
 from store.base import jsonc
 from store.base.errors import USAGE, BatonError, describe
 from store.base.values import Frozen
@@ -29,6 +31,7 @@ STEP_FIELDS = ("id", "title", "phase", "tools", "writes", "bash", "approval", "v
 JOB_FIELDS = ("$schema", "job", "steps", "limits", "protect", "rules", "effects", "sandbox")
 RERUN = ("skip", "redo", "never")  # what a resumed job does with a done step (docs/once-and-checkpoints.md)
 MAX_ID = 200
+MAX_PLAN_BYTES = 4 * 1024 * 1024  # a plan of 10,000 rich steps is about 2 MB; more is not a plan
 # limit name -> (type, meaning); documented in docs/plan-and-state.md's table of plan fields
 LIMITS: Dict[str, str] = {
     "tool_calls": "tool calls in the whole job",
@@ -163,8 +166,11 @@ def check_id(value: Any, where: str) -> str:
     if len(value) > MAX_ID:
         raise PlanError(f"{where}: longer than {MAX_ID} characters")
     # printable text has none (the hooks parse every id on every call: the test per character is the slow part)
-    if not value.isprintable() and any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
-        raise PlanError(f"{where}: contains a control character")
+    if not value.isprintable():
+        if any(ord(c) < 32 or ord(c) == 127 or c in "\u2028\u2029\x85" for c in value):
+            raise PlanError(f"{where}: contains a control character")
+        if any("\ud800" <= c <= "\udfff" for c in value):  # no UTF-8 can hold it: the ledger could not either
+            raise PlanError(f"{where}: contains a lone surrogate (\\ud800-\\udfff), which is not text")
     return value
 
 
@@ -317,16 +323,21 @@ def parse_plan(data: Any, source: str = "plan.json") -> Plan:
 
 def load_plan(path: Union[str, Path]) -> Plan:
     """Read and validate ``path``. A missing file, bad JSON or a bad field raises :class:`PlanError`."""
+    from store.base.bounded import Unreadable, read_regular
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_regular(str(path), MAX_PLAN_BYTES).decode("utf-8")
     except FileNotFoundError:
+        if os.path.islink(path):
+            raise PlanError(f"{path}: cannot read the plan: it is a link to {os.readlink(path)!r}, "
+                            "which does not exist") from None
         raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
             from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan: {describe(exc)}") from None
-    except UnicodeDecodeError as exc:
-        raise PlanError(f"{path}: cannot read the plan: {exc}") from None
+    except (Unreadable, UnicodeDecodeError) as exc:
+        raise PlanError(f"{path}: cannot read the plan: it {exc}" if isinstance(exc, Unreadable)
+                        else f"{path}: cannot read the plan: {exc}") from None
     return parse_text(text, str(path))
 
 

@@ -39,6 +39,7 @@ class Child:
         self.lines: queue.Queue[Optional[str]] = queue.Queue()
         self.stderr: Deque[str] = collections.deque(maxlen=STDERR_LINES)
         self.signalled = 0  # the first signal sent to the group (0: none)
+        self.exited_at: Optional[float] = None  # when the process was seen gone (monotonic)
         assert self.proc.stdout is not None and self.proc.stderr is not None
         self._readers: List[threading.Thread] = [
             threading.Thread(target=self._pump, args=(self.proc.stdout, True), daemon=True),
@@ -68,6 +69,15 @@ class Child:
     def next_line(self, timeout: float) -> Optional[str]:
         """The next stdout line, ``EOF`` at the end; raises ``queue.Empty`` after ``timeout`` seconds."""
         return self.lines.get(timeout=timeout)
+
+    def exited_holding_pipe(self, drain: float) -> bool:
+        """True once the process has exited and its output has not ended ``drain`` seconds later: a
+        process it left behind holds the pipe (the readers would wait for it forever)."""
+        if self.exited_at is None:
+            if self.proc.poll() is None:
+                return False
+            self.exited_at = time.monotonic()
+        return time.monotonic() - self.exited_at >= drain
 
     def signal(self, sig: int) -> None:
         """Send ``sig`` to the process's group, unless the process has been reaped already."""

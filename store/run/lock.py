@@ -11,6 +11,7 @@ import os
 import time
 from pathlib import Path
 
+from store.base.durable import named
 from store.base.errors import BatonError
 
 try:  # pragma: no cover - the import is what differs between platforms
@@ -39,9 +40,14 @@ class RunLock:
                 since = f", started {holder[1]}" if len(holder) > 1 else ""
                 raise BatonError(f"another baton run is already running this job (pid {pid}{since}); "
                                  f"wait for it, or stop it with `kill -TERM {pid}`", BUSY) from None
-        os.ftruncate(fd, 0)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-        os.write(fd, f"{os.getpid()} {stamp}\n".encode("ascii"))
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()} {stamp}\n".encode("ascii"))
+        except OSError as exc:  # a full disk: the run could record nothing; say where, hold nothing
+            os.close(fd)
+            named(exc, self.path)
+            raise
         self.fd = fd
         return self
 

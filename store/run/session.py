@@ -1,7 +1,9 @@
 """One supervised Claude Code session: start it, follow its stream, pass signals on, classify its end.
 
 A signal that reaches ``baton run`` (SIGINT, SIGTERM, SIGHUP) is forwarded to the session's process
-group at once; a second one, or a session still running ``grace`` seconds later, gets SIGKILL. A
+group at once; a second one, or a session still running ``grace`` seconds later, gets SIGKILL. The
+session ends when its output ends, or :data:`DRAIN` seconds after Claude Code exits when a process it
+left behind (in a group of its own) still holds the output open: that process is ended then. A
 session whose init line shows that the baton plugin is not loaded is stopped before it costs more.
 """
 
@@ -12,6 +14,7 @@ import signal
 import time
 
 from store.base.text import one_line
+from store.run import orphans
 from store.run.child import EOF, Child
 from store.run.stream import Ending, Report, classify
 
@@ -24,6 +27,9 @@ if TYPE_CHECKING:
 
 PLUGIN = "baton"
 TICK = 0.25
+DRAIN = 2.0  # seconds to wait for the end of the output once Claude Code has exited
+LEFTOVER = ("Claude Code exited but a process it left behind still held its output; that process was "
+            "ended")
 
 
 class Watch:
@@ -75,6 +81,10 @@ def run(number: int, argv: Sequence[str], cwd: str, env: Mapping[str, str], watc
                 line = ""
             if line is EOF:
                 break
+            if child.exited_holding_pipe(DRAIN):
+                emit({"event": "leftover", "session": number, "detail": LEFTOVER})
+                orphans.sweep()  # the holder is a descendant, re-parented to this subreaper: end it
+                break
             news = report.feed(line) if line else None
             if news is not None and news.get("subtype") == "init":
                 emit({"event": "session_id", "session": number, "session_id": report.session_id})
@@ -89,6 +99,8 @@ def run(number: int, argv: Sequence[str], cwd: str, env: Mapping[str, str], watc
                   "messages": report.assistant_messages})
             if watch.signal and time.monotonic() - watch.signal_at > grace:
                 child.signal(signal.SIGKILL)
+                if time.monotonic() - watch.signal_at > 2 * grace:
+                    break  # whatever still holds the output, the person asked to stop: finish() ends it
     finally:
         code = child.finish(grace)
         watch.child = None

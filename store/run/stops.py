@@ -40,11 +40,12 @@ def next_words(job: Job) -> str:
     return f"NEXT: {one_line(nxt.id, 60)}" + (f" - {one_line(nxt.title, 80)}" if nxt.title else "")
 
 
-def spent_cost(job: Job, counters: Mapping[str, Any]) -> float:
-    """The job's cost so far: the larger of the hooks' transcript sums and the session records."""
+def spent_cost(job: Job, counters: Mapping[str, Any], unrecorded: float = 0.0) -> float:
+    """The job's cost so far: the larger of the hooks' transcript sums and the session records (plus
+    ``unrecorded``, a session's cost whose record is not in the ledger yet)."""
     value = counters.get("cost_usd", 0)
     hooks = float(value) if isinstance(value, (int, float)) else 0.0
-    return max(hooks, job.snap.session_cost_usd)
+    return max(hooks, job.snap.session_cost_usd + unrecorded)
 
 
 def approve_command(claude: str, plugin_dir: str, step: str) -> str:
@@ -54,9 +55,10 @@ def approve_command(claude: str, plugin_dir: str, step: str) -> str:
     return shlex.join(words)
 
 
-def reached(job: Job, counters: Mapping[str, Any]) -> List[str]:
+def reached(job: Job, counters: Mapping[str, Any], unrecorded: float = 0.0) -> List[str]:
     """The job limits reached, as phrases (``"turns 2 of 2"``), cost counted from the session records too."""
-    return limits.reached(job.plan.limits, job.snap, {**counters, "cost_usd": spent_cost(job, counters)})
+    return limits.reached(job.plan.limits, job.snap,
+                          {**counters, "cost_usd": spent_cost(job, counters, unrecorded)})
 
 
 def from_job(job: Job, counters: Mapping[str, Any], claude: str, plugin_dir: str, again: str,
@@ -64,8 +66,10 @@ def from_job(job: Job, counters: Mapping[str, Any], claude: str, plugin_dir: str
     """The stop the job's own state calls for before another session, or None to go on. ``parked``:
     the record of the session that parked a call on NEXT (see ``records.parked_on``)."""
     nxt = job.next
-    if nxt is None:
+    if nxt is None and job.complete():
         return Stop("done", "all steps complete")
+    if nxt is None:  # a parallel plan whose ready steps other workers hold: the run waits, it is not done
+        return None
     if job.waiting_for_approval():
         held = ""
         if parked is not None:

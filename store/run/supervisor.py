@@ -17,7 +17,7 @@ import time
 
 from store.base.errors import BatonError
 from store.base.values import Frozen
-from store.run import backoff, command_line, notify, orphans, records, session, spent, stops
+from store.run import backoff, command_line, notify, orphans, records, run_worker, session, spent, stops
 from store.run.lock import RunLock
 from store.run.stream import Ending, Report, refused_calls
 from store.state.job import Job
@@ -54,7 +54,8 @@ class Supervisor:
         self.started = time.monotonic()
         self.sessions = self.idle = self.api_errors = self.failures = self.refused = 0
         self.run_cost = 0.0
-        self.resume_id = self.last_detail = self.plan_job = self.session_started = ""
+        self.resume_id = self.last_detail = self.plan_job = self.session_started = self.last_wait = ""
+        self.worker = run_worker.worker_name(layout, env)
 
     def run(self) -> int:
         """Supervise until a stop; the exit code (see ``stops.CODES``)."""
@@ -74,9 +75,9 @@ class Supervisor:
                     signal.signal(sig, handler)
 
     def _job(self) -> Job:
-        if not self.layout.plan.exists():
+        if not self.layout.has_plan():
             raise BatonError(f"no plan at {self.layout.plan}; create one with `baton init STEP...`")
-        return Job(self.layout, self.env)
+        return Job(self.layout, {**self.env, run_worker.WORKER: self.worker})
 
     @property
     def job_id(self) -> str:
@@ -92,6 +93,9 @@ class Supervisor:
         while True:
             if self.watch.caught():
                 return self._stop(job, stops.interrupted(job, self.watch.signal_name, self.config.again))
+            job = self._ready(job)
+            if self.watch.caught():
+                continue
             counters = spent.caught_up(job)
             held = records.parked_on(self.layout, job.next.id) if job.waiting_for_approval() and job.next else None
             verdict = stops.from_job(job, counters, self.config.claude, self.config.plugin_dir, self.config.again,
@@ -108,7 +112,7 @@ class Supervisor:
                                        ending.ended, ending.detail, ending.cost_usd, ending.turns, ending.exit_code)
                 raise
             self._record(job, after, report, ending)
-            job = after
+            job = self._job()  # with the session's own record (its cost) in: the next decision counts it
             if self.watch.caught():
                 continue
             if ending.ended == "no_plugin":
@@ -117,6 +121,27 @@ class Supervisor:
             stop = self._after(job, ending, report)
             if stop is not None:
                 return self._stop(job, stop)
+
+    def _ready(self, job: Job) -> Job:
+        """In a parallel plan, a job in which this run's worker holds a step: claimed now when it holds
+        none, waited for (polling) while every ready step is held by another live worker."""
+        while job.plan.parallel and job.next is None and not job.complete() and not self.watch.caught():
+            if job.take_step():
+                self.last_wait = ""
+                return self._job()
+            self._poll(run_worker.nothing_ready(job))
+            job = self._job()
+        return job
+
+    def _poll(self, why: str) -> None:
+        if why != self.last_wait:  # said once, and again only when the reason changes
+            self.emit({"event": "wait", "seconds": run_worker.POLL, "after": "nothing_ready", "detail": why,
+                       "failures": self.failures, "retry_after": None})
+            self.last_wait = why
+        end = time.monotonic() + run_worker.POLL
+        while not self.watch.caught() and time.monotonic() < end:
+            self.emit({"event": "status", "session": self.sessions, "waiting": end - time.monotonic()})
+            time.sleep(0.2)
 
     def _session(self, job: Job, counters: Mapping[str, Any], claude: str) -> Tuple[Report, Ending]:
         self.sessions += 1
@@ -128,6 +153,8 @@ class Supervisor:
                  "max_turns": caps.turns, "max_budget_usd": caps.cost_usd,
                  "task_budget": None if caps.tokens is None else max(caps.tokens, command_line.MIN_TASK_BUDGET)}
         env = command_line.environment(self.env, self.job_id)
+        if job.plan.parallel:  # every session of this run is one worker: the step it claimed is its NEXT
+            env[run_worker.WORKER] = self.worker
         self.session_started = now_iso()
         try:
             return session.run(self.sessions, argv, str(self.layout.project), env, self.watch, self.emit, GRACE,
@@ -139,9 +166,11 @@ class Supervisor:
         recorded = stops.recorded_since(before.snap, after.snap)
         ended = ending.ended
         if ended in ("completed", "turn_cap", "budget") and after.next is not None:
+            new_cost = 0.0 if ending.cost_usd is None else max(
+                ending.cost_usd - records.recorded_cost(self.layout, report.session_id), 0.0)
             if after.waiting_for_approval():
                 ended = "approval"
-            elif stops.reached(after, spent.caught_up(after)):
+            elif stops.reached(after, spent.caught_up(after), new_cost):  # this session's record is not in yet
                 ended = "limit"
         step = before.next.id if before.next else ""
         if ending.ended == "api_error":

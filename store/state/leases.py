@@ -1,9 +1,14 @@
 """Leases on claimed steps: a worker's claim lasts while its hooks show activity, up to
 ``limits.lease_minutes`` without any; and the one line the brief gives on the other workers.
 
-The file store keeps each worker's last activity as the modification time of an empty file in
-``.baton/workers/`` (one ``utime`` per hook call, no ledger record); a database keeps it in the
-claim's row, in its own clock (``store.state.remote``).
+The file store keeps each worker's last activity as the change time (``st_ctime``) of an empty
+file in ``.baton/workers/`` (one ``utime`` per hook call, no ledger record), and reads "now" the
+same way, from a file it has just touched (:func:`fs_now`). Change times are set by the kernel (or
+the file server) from its one clock, whatever a process's own clock says: a worker whose clock is
+20 minutes ahead or behind (libfaketime, a wrong time zone setting, a container's clock) neither
+takes a live worker's step nor makes its own lease look expired. A process's own clock and the
+ledger's times are used only where there is no heartbeat to judge by (a fresh clone, a read-only
+folder). A database keeps the lease in the claim's row, in its own clock (``store.state.remote``).
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ if TYPE_CHECKING:
     from store.state.location import Layout
 
 DEFAULT_LEASE_MINUTES = 30.0
-HEARTBEATS = "workers"  # folder of .baton/ whose files' mtimes are the workers' last activity (file store)
+HEARTBEATS = "workers"  # folder of .baton/ whose files' change times are the workers' last activity (file store)
+CLOCK = "~now"  # touched to read the file system's clock; no worker's heartbeat has a "~" (heartbeat_path)
 
 
 def lease_seconds(plan: Plan) -> float:
@@ -81,22 +87,44 @@ def epoch(ts: str) -> float:
     return float(days * 86400 + h * 3600 + mi * 60 + s)
 
 
+def fs_now(layout: Layout) -> Optional[float]:
+    """The file system's clock now: the change time of a file this process has just touched
+    (``None`` when it cannot be touched: a read-only folder). ``utime`` may be given a process's
+    own idea of the time (libfaketime does that), but the change time it causes is the kernel's."""
+    path = layout.root / HEARTBEATS / CLOCK
+    try:
+        try:
+            os.utime(path)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(str(path), os.O_WRONLY | os.O_CREAT, 0o644))
+        return os.stat(path).st_ctime
+    except OSError:
+        return None
+
+
 def file_leases(layout: Layout, plan: Plan, snap: Snapshot, now: Optional[float] = None) -> List[Lease]:
-    """Every step held, with its lease: last activity is the later of the claim and the holder's
-    heartbeat file."""
-    now = time.time() if now is None else now
+    """Every step held, with its lease: seconds since the holder's heartbeat changed, by the file
+    system's clock (see the module's docstring). ``now`` (a process time, for tests) looks ahead by
+    ``now - time.time()``. Without a heartbeat or a writable folder: the later of the claim's ledger
+    time and the heartbeat's modification time, against this process's clock (the old way)."""
+    ahead = 0.0 if now is None else now - time.time()
+    clock = fs_now(layout)
     lease = lease_seconds(plan)
     out = []
     for step, entry in snap.claims.items():
         if entry.get("released"):
             continue
         worker = str(entry.get("worker") or "")
-        seen = epoch(str(entry.get("ts", "")))
         try:
-            seen = max(seen, heartbeat_path(layout, worker).stat().st_mtime)
+            beat: Optional[os.stat_result] = heartbeat_path(layout, worker).stat()
         except OSError:
-            pass
-        idle = max(0.0, now - seen)
+            beat = None
+        if clock is not None and beat is not None:
+            idle = max(0.0, clock + ahead - beat.st_ctime)
+        else:
+            seen = max(epoch(str(entry.get("ts", ""))), beat.st_mtime if beat is not None else 0.0)
+            idle = max(0.0, time.time() + ahead - seen)
         out.append(Lease(step, worker, str(entry.get("ts", "")), idle, lease - idle))
     return out
 

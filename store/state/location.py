@@ -89,8 +89,16 @@ class Layout(Frozen):
         return name if self.state_dir == "." else os.path.join(self.state_dir, name)
 
     def has_plan(self) -> bool:
-        """``self.plan.exists()``, without pathlib: is there a job here at all?"""
-        return stat_of(self.file(PLAN)) is not None
+        """Is there a job here at all? True when ``plan.json`` exists, and also when it is a link that
+        leads nowhere (a loop, a missing target): a plan that cannot be read is a broken job, which
+        the gate must refuse to guess about, not a project without one."""
+        path = self.file(PLAN)
+        if stat_of(path) is not None:
+            return True
+        try:
+            return stat.S_ISLNK(os.lstat(path).st_mode)
+        except (OSError, ValueError):
+            return False
 
     @property
     def plan(self) -> Path:

@@ -111,6 +111,8 @@ def claim(layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool] 
     def pick(snap: Snapshot, step: str) -> Optional[journal.Chosen]:
         if step not in {s.id for s in ready(plan, snap)}:
             return None
+        if journal.shared() is None:  # the lease starts before the claim is in: no moment it looks expired
+            leases.renew_file(layout, worker)
         return step, claims.CLAIM, _claim_note(worker, snap.claims.get(step)), {"worker": worker}
 
     def choose(snap: Snapshot) -> Optional[journal.Chosen]:  # the file store's own choice

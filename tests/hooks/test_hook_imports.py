@@ -43,7 +43,8 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
                  "store.ledger.sealing", "store.state.approvals", "store.plan.scope",
                  # which store the environment selects; NEXT is a worker's own step; the plan's sandbox settings
                  "store.backend", "store.backend.choice", "store.state.claims", "store.state.leases",
-                 "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger"})
+                 "store.state.workers", "store.plan.sandbox_settings", "store.plan", "store.ledger",
+                 "store.base.bounded"})  # the plan is read as a regular file, bounded (issue 25)
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths",
                   # the table of tools, and the decisions for the reading tools and the other shells

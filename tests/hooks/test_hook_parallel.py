@@ -5,7 +5,6 @@ every tool call renews the worker's lease. A plan without ``needs`` keeps its ol
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any, Dict, List
 
@@ -111,13 +110,12 @@ def test_a_worker_that_gives_up_gives_its_step_back(hook: Hook, job: JobDir, pay
 def test_tool_calls_renew_the_lease(hook: Hook, job: JobDir, payload: Payloads) -> None:
     job.plan(PLAN)
     start(hook, payload, ALPHA)
-    beat = leases.heartbeat_path(job.layout, ALPHA)
-    os.utime(beat, (time.time() - 600, time.time() - 600))
+    time.sleep(1.2)  # leases are judged by the file system's clock, which a test cannot move: wait
     [before] = [lease for lease in leases.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
     hook("PostToolUse", payload("post_tool_use_write", session_id=ALPHA,
                                 tool_input={"file_path": job.path("docs/a.md"), "content": "x"}))
     [after] = [lease for lease in leases.file_leases(job.layout, _plan(job), _snap(job)) if lease.worker == ALPHA]
-    assert before.idle >= 0 and after.idle < 5 and after.left > before.left
+    assert before.idle >= 1 and after.idle < before.idle and after.left > before.left
 
 
 def test_each_worker_counts_the_files_its_own_step_changed(inproc: Hook, job: JobDir, payload: Payloads) -> None:

@@ -181,18 +181,27 @@ def test_claims_hand_out_each_ready_step_once(layout: location.Layout) -> None:
     assert [r["status"] for r in _ledger(layout)] == ["claim", "claim", "done", "claim"]
 
 
+def _short_leases(layout: location.Layout, seconds: float) -> None:
+    """The fixture's plan with leases of ``seconds``: leases are judged by the file system's clock
+    (``leases.fs_now``), which no test can move, so a quiet holder is made by really waiting."""
+    plan = json.loads(layout.plan.read_text())
+    layout.plan.write_text(json.dumps({**plan, "limits": {"lease_minutes": seconds / 60}}))
+
+
 def test_a_step_whose_holder_went_quiet_is_claimed_again_after_its_lease(layout: location.Layout) -> None:
+    _short_leases(layout, 2.0)
     plan = Job(layout, {}).plan
     assert workers.claim(layout, plan, "w1").step == "a"
     assert workers.claim(layout, plan, "w2").step == "b"
     assert workers.claim(layout, plan, "w3").step is None
     snap = journal.read_state(layout).snapshot
     [lease] = [le for le in leases.file_leases(layout, plan, snap) if le.worker == "w1"]
-    assert 0 <= lease.idle < 30 and lease.left > 30
-    later = time.time() + 61  # the claim is 61 s old then, and w1 has shown no activity since
+    assert 0 <= lease.idle < 2 and lease.left > 0
+    later = time.time() + 3  # 3 s from now, w1 having shown no activity since
     [late] = [le for le in leases.file_leases(layout, plan, snap, now=later) if le.worker == "w1"]
     assert late.left < 0
-    _age_everything(layout, seconds=61)
+    time.sleep(2.5)
+    leases.renew(layout, journal.read_state(layout).snapshot, "w2")  # w2 is active; w1 went quiet
     assert workers.claim(layout, plan, "w3").step == "a"
     brief = Job(layout, {"BATON_WORKER": "w3"}).brief()
     assert "NEXT: a" in brief.splitlines()
@@ -202,10 +211,12 @@ def test_a_step_whose_holder_went_quiet_is_claimed_again_after_its_lease(layout:
 
 
 def test_activity_keeps_the_lease(layout: location.Layout) -> None:
+    _short_leases(layout, 3.0)
     plan = Job(layout, {}).plan
     workers.claim(layout, plan, "w1")
-    _age_everything(layout, seconds=61)
+    time.sleep(2.0)
     leases.renew(layout, journal.read_state(layout).snapshot, "w1")  # what every hook call does
+    time.sleep(2.0)  # 4 s after the claim, 2 s after the activity: the lease holds
     assert workers.claim(layout, plan, "w2").step == "b"
     assert workers.claim(layout, plan, "w3").step is None
 
@@ -230,25 +241,6 @@ def test_the_brief_shows_the_workers_own_next_and_one_line_on_the_others() -> No
     assert not any(line.startswith("LEFT RUNNING") for line in lines)  # s5 is another worker's, in progress
     idle = render(plan, snap_of(*[claim(f"s{i}", f"w{i}") for i in range(60)]), worker="late")
     assert "NEXT: (nothing ready for you now: 60 held by other workers - stop)" in idle.splitlines()
-
-
-def _age_everything(layout: location.Layout, seconds: float) -> None:
-    """Shift the claims' times and the heartbeats back by ``seconds`` (rewriting the snapshot the
-    leases are read from, and each heartbeat file's mtime)."""
-    import json
-
-    from store.state import snapshot
-
-    snap = snapshot.load(layout.snapshot, layout.ledger).snapshot
-    for entry in snap.claims.values():
-        then = leases.epoch(entry["ts"]) - seconds
-        entry["ts"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(then))
-    layout.snapshot.write_bytes(snap.to_bytes())
-    assert json.loads(layout.snapshot.read_bytes())["offset"] == layout.ledger.stat().st_size
-    folder = layout.root / leases.HEARTBEATS
-    for beat in folder.iterdir() if folder.exists() else ():
-        past = beat.stat().st_mtime - seconds
-        os.utime(beat, (past, past))
 
 
 def _ledger(layout: location.Layout) -> List[Dict[str, Any]]:

@@ -6,7 +6,8 @@ it measures, interleaved so that a busy machine disturbs every row alike:
 
 * a Bash call as Claude Code's Bash tool makes it (``bash -c 'source <snapshot>; eval <command>;
   pwd -P >| <file>'``), for ``true`` and for ``git status --short``: the command itself, and the
-  command rewritten by baton to run in bubblewrap (the rewrite made once, as the hook would);
+  command rewritten by baton to run in bubblewrap (the rewrite made once, as the hook would), with a
+  private /tmp and with the host's (the launcher that mounts the job's /tmp as an overlay first);
 * the PreToolUse hook on that Bash call, started exactly as ``hooks/hooks.json`` starts it, with the
   sandbox (it reads the person's rules, builds bwrap's arguments, writes the run's files) and in the
   fallback (no sandbox: the static gate alone), beside ``python3 -S -c pass``;
@@ -84,13 +85,16 @@ def bash_tool(p: Dict[str, Any], command: str) -> List[str]:
     return ["/bin/bash", "-c", line]
 
 
-def sandboxed(p: Dict[str, Any], command: str, name: str) -> str:
-    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"), str(p["home"]),
-                            ("src/**",), ("secrets/**",))
-    args_file = str(p["layout"].root / f"bench-{name}.args")
-    rewrite.write_args(args_file, bwrap_args.build(policy).args)
+def sandboxed(p: Dict[str, Any], command: str, name: str, host_tmp: bool) -> str:
+    """The hook's rewrite of ``command``: with ``host_tmp``, behind the launcher that mounts the job's /tmp
+    as an overlay of the host's (store/sandbox/scratch.py), else with a private /tmp."""
+    policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"),
+                               str(p["home"]), ("src/**",), ("secrets/**",), host_tmp=host_tmp)
+    args_file = str(p["layout"].root / f"bench-{name}-{host_tmp}.args")
+    built = bwrap_args.build(policy, run=f"bench-{name}")
+    rewrite.write_args(args_file, built.args)
     script = rewrite.script_of(args_file)
-    rewrite.write_script(script, [probe.bubblewrap(p["env"]).bwrap], args_file, args_file + ".started")
+    rewrite.write_script(script, built.launch([probe.bubblewrap(p["env"]).bwrap]), args_file, args_file + ".started")
     return rewrite.sandboxed(command, script)
 
 
@@ -129,9 +133,12 @@ def in_process(p: Dict[str, Any], runs: int) -> List[float]:
 def measure(p: Dict[str, Any], runs: int) -> Dict[str, List[float]]:
     rows: Dict[str, Callable[[], float]] = {}
     for label, command in (("true", "true"), ("git status", "git status --short")):
-        plain, boxed = bash_tool(p, command), bash_tool(p, sandboxed(p, command, label.replace(" ", "-")))
+        name = label.replace(" ", "-")
+        plain, boxed = bash_tool(p, command), bash_tool(p, sandboxed(p, command, name, False))
+        overlay = bash_tool(p, sandboxed(p, command, name, True))
         rows[f"Bash `{command}`"] = lambda argv=plain: timed(argv, p["root"], p["env"])
-        rows[f"Bash `{command}`, sandboxed"] = lambda argv=boxed: timed(argv, p["root"], p["env"])
+        rows[f"Bash `{command}`, sandboxed, private /tmp"] = lambda argv=boxed: timed(argv, p["root"], p["env"])
+        rows[f"Bash `{command}`, sandboxed, the host's /tmp"] = lambda argv=overlay: timed(argv, p["root"], p["env"])
     rows["python3 -S -c pass"] = lambda: timed([sys.executable, "-S", "-c", "pass"], p["root"], p["env"])
 
     def pre(ok: bool) -> float:
@@ -162,8 +169,11 @@ def report(found: Dict[str, List[float]]) -> str:
         return statistics.median(found[name]) * 1000
 
     lines = ["| measured | median ms | min | max | added over |", "|---|---|---|---|---|"]
-    against = {"Bash `true`, sandboxed": "Bash `true`",
-               "Bash `git status --short`, sandboxed": "Bash `git status --short`",
+    against = {"Bash `true`, sandboxed, private /tmp": "Bash `true`",
+               "Bash `true`, sandboxed, the host's /tmp": "Bash `true`, sandboxed, private /tmp",
+               "Bash `git status --short`, sandboxed, private /tmp": "Bash `git status --short`",
+               "Bash `git status --short`, sandboxed, the host's /tmp":
+                   "Bash `git status --short`, sandboxed, private /tmp",
                "PreToolUse Bash hook, sandboxed": "PreToolUse Bash hook, fallback",
                "PostToolUse Bash hook, after a sandboxed call": "PostToolUse Bash hook, after an unsandboxed call"}
     for name, values in found.items():

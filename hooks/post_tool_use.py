@@ -131,10 +131,11 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
         unwrapped = original_of(ran) or launched(ran)  # no run record (gone, or baton's own command): read it
         if unwrapped:
             tool_input = {**(tool_input or {}), "command": unwrapped}
-    if not ok and tool == "Bash" and "bwrap:" in str(payload.get("error", "")):
+    failure = "" if ok else str(payload.get("error", ""))
+    if tool == "Bash" and ("bwrap:" in failure or "could not mount the job's /tmp" in failure):  # store/sandbox/scratch
         from store.sandbox import probe
 
-        probe.forget(env)  # bubblewrap itself failed: probe again before the next command
+        probe.forget(env)  # bubblewrap itself, or the job's /tmp, failed: probe again before the next command
     target, changed = _target_and_changes(tool, tool_input or {}, str(cwd), layout, env.get("HOME", ""), ok)
     step = job.next.id if job.next else ""
     error = "" if ok else _first_line(payload.get("error"))

@@ -60,7 +60,8 @@ _ANY_IN_SEGMENT, _ONE_IN_SEGMENT, _ANY, _ANY_FOLDERS = "*", "?", "**", "**/"
 _TOKENS: Dict[str, Tuple[str, ...]] = {}
 
 
-def _tokens(pattern: str) -> Tuple[str, ...]:
+def tokens(pattern: str) -> Tuple[str, ...]:
+    """A glob's tokens: single characters, and the wildcards ``**/``, ``**``, ``*`` and ``?``."""
     found = _TOKENS.get(pattern)
     if found is None:
         out, i = [], 0
@@ -80,17 +81,17 @@ def _tokens(pattern: str) -> Tuple[str, ...]:
 def _wild_match(path: str, pattern: str) -> bool:
     """The glob as a small automaton, run over ``path`` once (no ``re``: a hook that only checks a
     write against the step's globs does not pay for importing it). The states are positions in the
-    pattern's tokens; ``len(tokens)`` is the pattern's end, from which ``/`` leads to the folder's
+    pattern's tokens; ``len(toks)`` is the pattern's end, from which ``/`` leads to the folder's
     contents (a pattern that matches a folder covers everything below it). ``-1 - i`` is the state
     inside the ``**/`` at ``i`` once it has taken a character: it is left only by a ``/``."""
-    tokens = _tokens(pattern)
-    end, below = len(tokens), len(tokens) + 1
+    toks = tokens(pattern)
+    end, below = len(toks), len(toks) + 1
 
     def closure(states: Set[int]) -> Set[int]:
         todo = list(states)
         while todo:  # every wildcard but "?" may match nothing
             i = todo.pop()
-            if 0 <= i < end and tokens[i] in (_ANY_IN_SEGMENT, _ANY, _ANY_FOLDERS) and i + 1 not in states:
+            if 0 <= i < end and toks[i] in (_ANY_IN_SEGMENT, _ANY, _ANY_FOLDERS) and i + 1 not in states:
                 states.add(i + 1)
                 todo.append(i + 1)
         return states
@@ -103,7 +104,7 @@ def _wild_match(path: str, pattern: str) -> bool:
                 if c == "/" or i == below:
                     step.add(below)
                 continue
-            token = tokens[i] if i >= 0 else _ANY_FOLDERS
+            token = toks[i] if i >= 0 else _ANY_FOLDERS
             if token == _ANY_FOLDERS:  # nothing, or any text that ends with "/"
                 at = i if i >= 0 else -1 - i
                 step.add(-1 - at)

@@ -89,8 +89,12 @@ def _gates(data: Mapping[str, Any]) -> List[str]:
     sandbox = data.get("sandbox")
     if sandbox is None:
         return []
-    return _line("gates", "Bash runs in baton's sandbox (bubblewrap), enforced by the kernel" if sandbox["enforced"]
-                 else f"best effort: baton's sandbox cannot run here ({sandbox['why']}); Bash commands are only read")
+    if not sandbox["enforced"]:
+        return _line("gates", f"best effort: baton's sandbox cannot run here ({sandbox['why']}); Bash commands are "
+                              "only read")
+    private = f"; its /tmp is private (the host's cannot be shown: {sandbox['tmp_why']})" if sandbox.get(
+        "tmp") == "private" else ""
+    return _line("gates", f"Bash runs in baton's sandbox (bubblewrap), enforced by the kernel{private}")
 
 
 def _time(data: Mapping[str, Any], now: float) -> List[str]:

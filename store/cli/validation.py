@@ -35,7 +35,7 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
         from store.sandbox.bwrap_args import build
 
         built = build(sandbox[1])
-        argv = [sandbox[0], *built.args, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
+        argv = [*built.launch([sandbox[0]]), *built.args, "--chdir", str(cwd), "--", "/bin/sh", "-c", command]
     started = time.monotonic()
     try:
         proc = subprocess.run(argv, shell=built is None, cwd=str(cwd), stdin=subprocess.DEVNULL,
@@ -49,6 +49,13 @@ def run(command: str, cwd: Path, seconds: float = DEFAULT_SECONDS, sandbox: Opti
             from store.sandbox.afterrun import check
 
             check(built.after_check(sandbox[1]))
+            if built.work:
+                from store.sandbox.scratch import release
+
+                release(built.work)
+            from store.sandbox.afterrun import tidy
+
+            tidy(sandbox[1].state_dir)
     seconds = round(time.monotonic() - started, 3)
     if proc.returncode == 0:
         return Outcome(True, "", seconds)

@@ -15,11 +15,13 @@ LOG_CHUNK = 1 << 18  # a few hundred records decoded at a time
 
 
 def sandbox_data(job: Job, env: Mapping[str, str]) -> Dict[str, Any]:
-    """Whether Bash is enforced by baton's sandbox here, and why not when it is not."""
+    """Whether Bash is enforced by baton's sandbox here, and why not when it is not; what /tmp is in it
+    (``host``: the host's, the job's changes kept apart; ``private``: the job's own, and ``tmp_why``)."""
     from store.sandbox.mode import current_mode
 
     mode = current_mode(job.plan, job.layout.project_dir, env)
-    return {"enforced": mode.kernel, "why": mode.why}
+    tmp = {} if not mode.kernel else {"tmp": "host"} if mode.overlay else {"tmp": "private", "tmp_why": mode.tmp}
+    return {"enforced": mode.kernel, "why": mode.why, **tmp}
 
 
 def gates_news(job: Job, env: Mapping[str, str]) -> Optional[str]:

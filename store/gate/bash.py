@@ -5,7 +5,9 @@ or it is read-only, or it matches one of the step's ``bash`` patterns (and chain
 or everything it writes is known and inside the step's ``writes``. A command whose effect cannot
 be told (an interpreter, an unknown program, a variable as a target) is denied while writes are
 restricted, unless it will run in baton's sandbox (``kernel``), whose mounts then hold the limits:
-the reason says so and suggests a ``bash`` pattern. The job's rules apply in both modes. ``baton`` itself may be run,
+the reason says so and suggests a ``bash`` pattern; what the sandbox makes writable beyond the step's
+globs (``scratch``: the job's /tmp, git's own files, the package caches) counts as the step's. The
+job's rules apply in both modes. ``baton`` itself may be run,
 except ``approve`` (a person's act) and ``init`` over an existing plan; the command that
 ``baton once`` runs is checked like any other, and a command matching the plan's ``effects``
 must run through ``baton once``.
@@ -24,7 +26,7 @@ from store.state import approvals
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence, Tuple
+    from typing import Callable, List, Optional, Sequence, Tuple
 
     from store.plan.plan import Plan
     from store.shell import Scan
@@ -60,10 +62,11 @@ def _baton_only(commands: Sequence[str], invocations: Sequence[Tuple[str, ...]])
     return bool(invocations) and len(invocations) == len(commands)
 
 
-def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
-                read_only: Optional[Tuple[str, str]], kernel: bool = False) -> Optional[str]:
+def decide_bash(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[Tuple[str, str]],
+                kernel: bool = False, scratch: Optional[Callable[[str], bool]] = None) -> Optional[str]:
     """``None`` to let the command run, else the reason to refuse it. ``kernel``: the command will run
-    in baton's sandbox, so a command whose effect cannot be told is left to the kernel's limits."""
+    in baton's sandbox, so a command whose effect cannot be told is left to the kernel's limits;
+    ``scratch(path)``: that sandbox lets it write ``path`` (resolved) whatever the step's globs say."""
     command = call.input.get("command")
     if not isinstance(command, str) or "\x00" in command:
         return refuse("payload", f"baton denied this {call.tool} call: it has no command string, so it cannot be "
@@ -78,6 +81,8 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
     if verdict:
         return verdict
     opaque = list(result.opaque) + _hidden_effects(call, result)
+    writes = [t for t in result.writes if not (scratch and scratch(os.path.realpath(t)))]
+    outputs = [t for t in outputs if not (scratch and scratch(os.path.realpath(t)))]
     verdict = job_rules(call, plan, command, result, rules.name)
     if verdict:
         return verdict
@@ -86,10 +91,10 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return refuse("own-files", f"baton denied this command: {named}, and what it does cannot be checked "
                                    f"({opaque[0]}). Use `baton record` to change the ledger.")
     harmless = not opaque and (result.readonly or (
-        _baton_only(result.commands, result.baton) and not result.writes))
+        _baton_only(result.commands, result.baton) and not writes))
     # with the sandbox, what only reading allows runs with nothing writable; `baton once` records outside it
     once = any(_subcommand(argv) == "once" for argv in result.baton)
-    if read_only and not harmless and (not kernel or result.writes or outputs or once):
+    if read_only and not harmless and (not kernel or writes or outputs or once):
         return refuse(read_only[0], f"baton denied this command: {read_only[1]} Read-only commands and "
                                     "`baton brief` still work.")
     if rules.tools is not None and call.tool not in rules.tools:  # Bash, or a Monitor's command
@@ -100,9 +105,9 @@ def decide_bash(call: Call, plan: Optional[Plan], rules: Rules,
         return None
     if matches_any(command, rules.bash) or (inner and matches_any(inner, rules.bash)):
         # the person allowed this command (or the one a lone `baton once` runs); what it names still counts
-        return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel or not unknown_output else
+        return _outside_writes(call, rules, (*writes, *outputs), () if kernel or not unknown_output else
                                ("a test runner's output option is not a plain path",))
-    return _outside_writes(call, rules, (*result.writes, *outputs), () if kernel else opaque)
+    return _outside_writes(call, rules, (*writes, *outputs), () if kernel else opaque)
 
 
 def _once_inner(command: str, result: Scan) -> str:

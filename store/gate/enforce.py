@@ -81,14 +81,14 @@ def network_for(plan: Plan, settings: SandboxSettings, read_only: bool) -> bwrap
     return tuple([*groups, *(tuple(rule.value) for rule in hosts.rules)])
 
 
-def policy_for(call: Call, job: Job, rules: Rules, read_only: bool) -> bwrap_args.Policy:
+def policy_for(call: Call, job: Job, rules: Rules, read_only: bool, host_tmp: bool = False) -> bwrap_args.Policy:
     step = job.next
     settings: SandboxSettings = job.plan.sandbox.for_step(step.sandbox if step else None)
     writes = step_writes(job.plan, step, rules, read_only)
     git = settings.git_mode if rules.writes is None or (rules.writes and not read_only) else "ro"
     return bwrap_args.Policy(call.project, job.layout.state_dir, approvals.key_dir(call.env), call.home, writes,
                           never_writable(job.plan), git, network_for(job.plan, settings, read_only), settings.caches,
-                          disable_userns=settings.disable_userns)
+                          disable_userns=settings.disable_userns, host_tmp=host_tmp)
 
 
 def shown(command: str, limit: int = 200) -> str:
@@ -151,9 +151,9 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     env = {}
     ran = "runs outside baton's sandbox, by baton's own path"
     if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
-        policy, rid, files, built = _prepare(call, job, read_only, payload)
-        prefix = [*(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,)), *built.args, "--chdir", call.cwd, "--",
-                  "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
+        policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
+        launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+        prefix = [*launch, *built.args, "--chdir", call.cwd, "--", "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
         env["BATON_ONCE_PREFIX"] = files["args"]
         ran = "records its run outside baton's sandbox and runs its command once, inside it"
@@ -161,19 +161,32 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
-def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any]) -> Tuple[
+def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], mode: Mode) -> Tuple[
         bwrap_args.Policy, str, Dict[str, str], bwrap_args.Built]:
     """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
-    policy = policy_for(call, job, Rules(job.next), read_only)
+    policy = policy_for(call, job, Rules(job.next), read_only, mode.overlay)
     state_dir = job.layout.state_dir
     rid = runs.run_id(payload.get("tool_use_id"))
     files = runs.paths(state_dir, rid)
-    built = bwrap_args.build(policy, files["lock"])
-    record = {"command": str(call.input.get("command")), "step": job.next.id if job.next else "",
+    built = bwrap_args.build(policy, files["lock"], rid)
+    record = {"command": str(call.input.get("command")), "tmp_writes": _tmp_writes(call),
+              "step": job.next.id if job.next else "",
               "background": call.tool == "Monitor" or bool(call.input.get("run_in_background")),
               **built.after_check(policy)}
     runs.start(state_dir, rid, record)
     return policy, rid, files, built
+
+
+def _tmp_writes(call: Call) -> List[str]:
+    """The files the command names to write under /tmp or /var/tmp: after it, the model is told where the
+    Read tool finds them (:func:`store.sandbox.afterrun.scratch_note`)."""
+    command = str(call.input.get("command"))
+    if "tmp" not in command:
+        return []
+    from store.shell import analyse  # read already by the gate; again only for a command that names tmp
+
+    found = (os.path.normpath(os.path.join(call.cwd, t)) for t in analyse(command, call.cwd, call.home).writes)
+    return [p for p in found if p.startswith(("/tmp/", "/var/tmp/"))]
 
 
 def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Mapping[str, Any],
@@ -189,7 +202,11 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
     rules = Rules(job.next)
     if mode.kernel and rules.writes is not None:  # the sandbox's extra writable paths count as the step's
         rules.writes = step_writes(job.plan, job.next, rules, False)
-    refused = decide_bash(call, job.plan, rules, read_only, kernel=mode.kernel and not (parking and read_only))
+    kernel = mode.kernel and not (parking and read_only)
+    scratch: Optional[Callable[[str], bool]] = None
+    if kernel:  # what its sandbox will let the command write beyond the step's globs counts as the step's
+        scratch = bwrap_args.Scratch(policy_for(call, job, Rules(job.next), read_only is not None, mode.overlay))
+    refused = decide_bash(call, job.plan, rules, read_only, kernel=kernel, scratch=scratch)
     if refused:
         return _answer("deny", refused)
     verdict = permissions.judge(command, str(payload.get("permission_mode") or "default"), person.for_tool(call.tool),
@@ -216,13 +233,13 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
 def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdict, mode: Mode,
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    policy, rid, files, built = _prepare(call, job, read_only, payload)
+    policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
-    launch = list(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))
+    launch = built.launch(_proxy(policy, rid, mode.bwrap) or (mode.bwrap,))  # the job's /tmp first, then bwrap
     args = built.args
     if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox
         from store.gate import broker_context
@@ -252,8 +269,9 @@ def _proxy(policy: bwrap_args.Policy, rid: str, bwrap: str) -> Tuple[str, ...]:
 
     name = f".baton-proxy-{zlib.crc32(rid.encode('utf-8', 'surrogateescape')):08x}.sock"  # short: sockets have ~100
     here = os.path.join(os.path.dirname(os.path.abspath(rewrite.__file__)), "netproxy.py")  # beside it
-    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, os.path.join(policy.tmp, name), f"/tmp/{name}",
-            bwrap, *(",".join(group) for group in policy.network), "--")
+    outside = os.path.join(policy.tmp_outside, name)  # made after the overlay is mounted: the launcher starts first
+    return (sys.executable or "/usr/bin/python3", "-I", "-S", here, outside, f"/tmp/{name}", bwrap,
+            *(",".join(group) for group in policy.network), "--")
 
 
 def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[Tuple[str, bwrap_args.Policy]]:
@@ -271,4 +289,4 @@ def validate_sandbox(job: Job, step: Step, env: Mapping[str, str]) -> Optional[T
     home = env.get("HOME") or os.path.expanduser("~")
     return mode.bwrap, bwrap_args.Policy(project, job.layout.state_dir, approvals.key_dir(env), home, writes,
                                       never_writable(job.plan), "ro", network_for(job.plan, settings, False),
-                                      settings.caches, disable_userns=settings.disable_userns)
+                                      settings.caches, disable_userns=settings.disable_userns, host_tmp=mode.overlay)

@@ -7,7 +7,7 @@ refuse. ``LOCAL`` (``""``) marks a local path or ``file://`` URL: no network.
 
 from __future__ import annotations
 
-from store.plan.hosts import normal_host
+from store.plan.hostnames import normal_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,6 +10,7 @@ directly: ``.hosts`` for its allowlist, ``.refusing(host)`` for one connection.
 from __future__ import annotations
 
 from store.base.values import Frozen
+from store.plan.hostnames import normal_host
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,22 +57,9 @@ def host_policy(rules: Sequence[Rule]) -> Optional[HostPolicy]:
     return HostPolicy(found) if found else None
 
 
-def normal_host(host: str) -> str:
-    """Lower case, no trailing dot, no IPv6 brackets, IDNA-encoded (``bücher.de`` -> ``xn--bcher-kva.de``)."""
-    host = host.strip().lower().rstrip(".")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not host.isascii():
-        try:
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            return host
-    return host
-
-
 def host_matches(host: str, pattern: str) -> bool:
     """``pattern`` is a host name or address, ``*.example.com`` (any subdomain, not the domain itself)
-    or another glob; compared on :func:`normal_host` forms."""
+    (:func:`store.plan.hostnames.host_pattern`); compared on :func:`normal_host` forms."""
     from fnmatch import fnmatchcase  # on first use: most plans have no host rules
 
     return fnmatchcase(host, normal_host(pattern))

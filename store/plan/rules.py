@@ -28,7 +28,6 @@ DEFAULT_CHECKS: Tuple[Tuple[str, str], ...] = (
 )
 BUILTIN_CHECKERS = ("python", "json", "toml", "shell", "notebook")
 _BY_SUFFIX = {"py": "python", "json": "json", "toml": "toml", "sh": "shell", "bash": "shell", "ipynb": "notebook"}
-_HOST = r"(?:\*\.)?[a-z0-9_*?-]+(?:\.[a-z0-9_*?-]+)*\.?\Z|\[?[0-9a-f:.]+\]?\Z"  # compiled on first use
 
 
 class RuleError(BatonError):
@@ -125,9 +124,9 @@ def _value(kind: str, item: Dict[str, Any], where: str) -> Any:
     if kind == "protect_branches":
         return _strings(value, where, lambda b: not any(c.isspace() or c in "~^:\\" for c in b))
     if kind == "allow_hosts":
-        import re  # only for a plan with hosts: a hook without such rules does not load it
+        from store.plan.hostnames import host_patterns  # only for a plan with hosts
 
-        return tuple(h.lower().rstrip(".") for h in _strings(value, where, lambda h: re.match(_HOST, h.lower())))
+        return host_patterns(value, where, RuleError)
     if kind == "deny_content":
         return _content(value, where)
     return _checks(value, where)

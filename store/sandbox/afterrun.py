@@ -6,6 +6,9 @@ glob (``docs/`` for ``docs/*.md``) accepts new files, and a never-writable name 
 walks those places again, with descriptors opened without following symlinks: a new entry the
 globs do not cover, or a new never-writable one, is removed; a symlink that was replaced is put
 back. It runs in PostToolUse, when a foreground command's sandbox (its pid namespace) is gone.
+Then the run's overlay work folder goes, and, once no run of the job is on record, the empty
+folders the sandbox made as mount points (:func:`tidy`); the model is told where a file the
+command wrote under /tmp is, since the Read tool reads the host's /tmp (:func:`scratch_note`).
 """
 
 from __future__ import annotations
@@ -165,9 +168,28 @@ def report(found: Mapping[str, List[str]], project: str) -> str:
     return ("baton's sandbox " + "; ".join(parts) + ".") if parts else ""
 
 
+def scratch_note(run: Mapping[str, Any]) -> str:
+    """One line for the model when the command wrote a file it names under the job's /tmp (the gate
+    lists them in the run's ``tmp_writes``): the Read tool runs outside the sandbox and reads the
+    host's /tmp, so it is told where the file is ('' when there is none)."""
+    layers = [(str(lower), str(upper)) for lower, upper in run.get("scratch", ())]
+    moved = []
+    for path in run.get("tmp_writes", ()) if layers else ():
+        for lower, upper in layers:
+            rel = os.path.relpath(str(path), lower)
+            kept = os.path.join(upper, rel)
+            if not rel.startswith("..") and os.path.isfile(kept) and not os.path.islink(kept):
+                moved.append(f"{path} at {kept}")
+    if not moved:
+        return ""
+    return (f"baton's sandbox kept {', '.join(moved[:3])} (the job's /tmp): the Read tool reads the host's /tmp, so "
+            "read it there, or with cat.")
+
+
 def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str], str]:
     """For PostToolUse: the original command of this Bash call (``None`` when it ran unsandboxed) and
-    what the after-checks undid, of this run and of background runs still on record."""
+    what the model is told: what the after-checks undid, of this run and of background runs still on
+    record, and where a file this run wrote under /tmp is (:func:`scratch_note`)."""
     from store.sandbox import runs
 
     original: Optional[str] = None
@@ -178,9 +200,11 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
         rid = str(run.get("id"))
         if rid == mine:
             original = str(run.get("command", ""))
+            note = scratch_note(run)
+            lines += [note] if note else []
         elif not run.get("checked"):
             if run.get("stale"):
-                runs.finish(state_dir, rid)
+                _finish(state_dir, run)
             continue  # another call not back yet (or refused by the person): not ours to check
         text = report(check(run), str(run.get("project", "")))
         if text:
@@ -188,5 +212,30 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
         if runs.lock_held(runs.paths(state_dir, rid)["lock"]):
             runs.save(state_dir, rid, {**run, "checked": True, "running": True})
         else:
-            runs.finish(state_dir, rid)
+            _finish(state_dir, run)
+    tidy(state_dir)
     return original, " ".join(lines)
+
+
+def tidy(state_dir: str) -> None:
+    """Once no sandboxed run of the job is on record (running, or allowed and not started yet), remove
+    the empty folders the sandbox made as mount points (``.claude``, ``.git/modules`` ...): a live
+    sandbox still needs them, and removing one would undo its read-only mount."""
+    from store.sandbox import runs
+
+    if runs.records(state_dir):
+        return
+    for path in runs.take_made(state_dir):
+        try:
+            os.rmdir(path)  # only when still empty: something put there since is the person's
+        except OSError:
+            pass
+
+
+def _finish(state_dir: str, run: Mapping[str, Any]) -> None:
+    """Forget a run whose sandbox is gone, and remove its overlay work folder."""
+    from store.sandbox import runs, scratch
+
+    if run.get("work"):
+        scratch.release(str(run["work"]))
+    runs.finish(state_dir, str(run.get("id")))

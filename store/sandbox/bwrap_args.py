@@ -1,7 +1,9 @@
 """The sandbox one Bash command runs in: a :class:`Policy` turned into bubblewrap's arguments.
 
-Everything is read-only (``--ro-bind / /``) but a private /tmp, the home folder's package caches,
-the step's writable paths and, with ``git: rw``, the repository's objects and index. On top,
+Everything is read-only (``--ro-bind / /``) but the job's scratch /tmp and /var/tmp (the host's,
+seen through an overlay whose changes stay in the job, :mod:`store.sandbox.scratch`; a private folder
+where no overlay can be mounted), the home folder's package caches, the step's writable paths and,
+with ``git: rw``, the repository's objects and index. On top,
 always: the never-writable paths read-only, ``.baton/`` read-only, the approval key's folder
 replaced by an empty read-only tmpfs. No capability is left (``--cap-drop ALL``: a root caller
 could otherwise remount), and the command gets its own pid namespace, so nothing it starts
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 import os
 
+from store.sandbox import runs, scratch
 from store.sandbox.mounts import Globs, inside
 from store.sandbox.writable import never_globs, plan_never, plan_writes
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Dict, List, Optional, Tuple, Union
+    from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
     from store.sandbox.mounts import Walk
     from store.sandbox.writable import NeverPlan
@@ -36,6 +39,7 @@ PRIVATE_CACHE_ENV = {"XDG_CACHE_HOME": "", "PIP_CACHE_DIR": "pip", "npm_config_c
 SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock",
            "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/snapd.socket")
 HIDDEN_TMP = ("/tmp", "/var/tmp")
+MOUNT_POINTS = (".claude", ".git/hooks", ".git/info", ".git/modules", ".git/worktrees")
 PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # `baton` works inside too
 
 
@@ -44,20 +48,28 @@ class Policy:
     ``protect`` the never-writable globs; ``network`` a :data:`Network`."""
 
     __slots__ = ("project", "state_dir", "key_dir", "home", "writes", "protect", "git", "network", "caches",
-                 "job_dir", "extra_ro", "disable_userns")
+                 "job_dir", "extra_ro", "disable_userns", "host_tmp")
 
     def __init__(self, project: str, state_dir: str, key_dir: str, home: str, writes: Optional[Tuple[str, ...]],
                  protect: Tuple[str, ...] = (), git: str = "rw", network: Network = "host", caches: str = "shared",
-                 job_dir: str = "", extra_ro: Tuple[str, ...] = (), disable_userns: bool = False) -> None:
+                 job_dir: str = "", extra_ro: Tuple[str, ...] = (), disable_userns: bool = False,
+                 host_tmp: bool = False) -> None:
         self.project, self.state_dir = os.path.realpath(project), os.path.realpath(state_dir)
         self.key_dir, self.home = os.path.realpath(key_dir), os.path.realpath(home)
         self.writes, self.protect, self.git, self.network = writes, protect, git, network
         self.caches, self.extra_ro, self.disable_userns = caches, extra_ro, disable_userns
         self.job_dir = job_dir or job_folder(self.state_dir, home)
+        self.host_tmp = host_tmp  # the host's /tmp through an overlay (the probe found it works), else a private one
 
     @property
     def tmp(self) -> str:
         return os.path.join(self.job_dir, "tmp")
+
+    @property
+    def tmp_outside(self) -> str:
+        """Where a file made outside, before bwrap starts (the proxy's socket), shows at /tmp inside:
+        the overlay's mount point (a socket works only through the file system it was made on)."""
+        return scratch.view(self.job_dir, "/tmp") if self.host_tmp else self.tmp
 
 
 def job_folder(state_dir: str, home: str) -> str:
@@ -70,15 +82,27 @@ def job_folder(state_dir: str, home: str) -> str:
 
 
 class Built:
-    """The bwrap arguments (without the command) and what the after-check needs."""
+    """The bwrap arguments (without the command), what starts before bwrap (``launch``) and what the
+    after-check needs."""
 
     def __init__(self, args: List[str], writable: List[str], walks: List[Walk], never: NeverPlan,
-                 notes: List[str]) -> None:
+                 notes: List[str], layers: Optional[List[scratch.Layer]] = None) -> None:
         self.args, self.writable, self.walks, self.never, self.notes = args, writable, walks, never, notes
+        self.layers = layers or []
+
+    def launch(self, program: Sequence[str]) -> List[str]:
+        """The argv that starts ``program`` (bwrap, or the proxy that starts it) for this sandbox."""
+        return (scratch.launcher(self.layers) if self.layers else []) + list(program)
+
+    @property
+    def work(self) -> str:
+        """This run's overlay work folder, to remove once its sandbox is gone ('' when none)."""
+        return os.path.dirname(self.layers[0][2]) if self.layers else ""
 
     def after_check(self, policy: Policy) -> Dict[str, Any]:
         """What :func:`store.sandbox.afterrun.check` needs, as JSON-ready data for the run's record."""
-        return {"project": policy.project, "home": policy.home, "protect": list(policy.protect),
+        return {"project": policy.project, "home": policy.home, "protect": list(policy.protect), "work": self.work,
+                "scratch": [[lower, upper] for lower, upper, _, _ in self.layers],
                 "writes": None if policy.writes is None else list(policy.writes), "writable": self.writable,
                 "absent": self.never.absent,
                 "never_walks": [{"root": w.root, "covered": w.covered, "folders": w.folders} for w in self.never.walks],
@@ -90,10 +114,13 @@ def _existing_dirs(paths: List[str]) -> List[str]:
     return [p for p in paths if os.path.isdir(p) and not os.path.islink(p)]
 
 
-def _tmp_and_caches(policy: Policy) -> List[str]:
+def _tmp_and_caches(policy: Policy, layers: List[scratch.Layer]) -> List[str]:
     os.makedirs(policy.tmp, mode=0o700, exist_ok=True)
-    args = ["--bind", policy.tmp, "/tmp"] + (["--bind", policy.tmp, "/var/tmp"] if os.path.isdir("/var/tmp") else [])
-    for root in (policy.project, policy.home, PLUGIN):  # a project, home or plugin under /tmp is shown again
+    if layers:
+        args = scratch.binds(layers)
+    else:
+        args = ["--bind", policy.tmp, "/tmp"] + (["--bind", policy.tmp, "/var/tmp"] * os.path.isdir("/var/tmp"))
+    for root in (policy.project, policy.home, PLUGIN):  # under /tmp: the real one, read-only (its parts writable below)
         if inside(root, HIDDEN_TMP):
             args += ["--ro-bind", root, root]
     if policy.caches == "shared":
@@ -116,19 +143,47 @@ def _git(policy: Policy, writable: List[str]) -> Tuple[List[str], List[str]]:
     if not os.path.isdir(gitdir) or os.path.islink(gitdir):
         return [], []  # no repository, or a worktree/submodule whose git folder lies elsewhere: read-only
     if policy.git == "rw" and writable:
-        for sub in ("hooks", "info", "modules", "worktrees"):  # empty folders, so they can be bound read-only
-            os.makedirs(os.path.join(gitdir, sub), exist_ok=True)
         return ["--bind", gitdir, gitdir], [gitdir]
     return (["--ro-bind", gitdir, gitdir], []) if inside(gitdir, writable) else ([], [])
 
 
-def build(policy: Policy, lock: str = "") -> Built:
-    """bwrap's arguments for ``policy``, in the order that makes them safe (see the module docstring)."""
+def _mount_points(policy: Policy, writable: List[str], git_rw: List[str], walks: List[Walk]) -> List[str]:
+    """Make, empty, the never-writable folders of :data:`MOUNT_POINTS` that are missing inside a
+    writable area, so they can be bound read-only (a folder created during a command could be read by
+    Claude Code or git before the after-check removes it). They are noted in the run folder and removed
+    once no sandbox of the job needs them (:func:`store.sandbox.afterrun.tidy`)."""
+    gitdir = os.path.join(policy.project, ".git")
+    made = []
+    for rel in MOUNT_POINTS:
+        path = os.path.join(policy.project, rel)
+        parent = os.path.dirname(path)
+        if os.path.lexists(path) or not inside(path, writable) or (inside(path, [gitdir]) and not git_rw) or \
+                not os.path.isdir(parent) or os.path.islink(parent):
+            continue
+        try:
+            os.mkdir(path, 0o755)
+        except OSError:
+            continue
+        made.append(path)
+        for walk in walks:  # the after-check's walk must not take it for a new entry the command made
+            if inside(path, [walk.root]):
+                walk.islands.append(path)
+    if made:
+        runs.note_made(policy.state_dir, made)
+    return made
+
+
+def build(policy: Policy, lock: str = "", run: str = "") -> Built:
+    """bwrap's arguments for ``policy``, in the order that makes them safe (see the module docstring).
+    ``run`` names this run's overlay work folder (a fresh name when empty)."""
+    layers: List[scratch.Layer] = []
+    if policy.host_tmp:
+        layers = scratch.layers(policy.job_dir, run or f"p{os.getpid()}-{os.urandom(4).hex()}")
+        scratch.prepare(layers)
     args = list(NAMESPACES) + (["--disable-userns"] if policy.disable_userns else [])
     args += ["--unshare-net"] if policy.network != "host" else []
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"] + _tmp_and_caches(policy)
+    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"] + _tmp_and_caches(policy, layers)
     globs = Globs(policy.project, policy.home, ("**",) if policy.writes is None else policy.writes)
-    os.makedirs(os.path.join(policy.project, ".claude"), exist_ok=True)  # empty, so it can be bound read-only
     plan = plan_writes(globs)
     for path in plan.rw:
         args += ["--bind", path, path]
@@ -137,6 +192,7 @@ def build(policy: Policy, lock: str = "") -> Built:
     git_args, git_rw = _git(policy, plan.rw)
     args += git_args
     writable = plan.rw + git_rw
+    _mount_points(policy, writable, git_rw, plan.walks)
     never = plan_never(never_globs(policy.project, policy.home, policy.protect, writable), writable)
     for path in never.ro + [p for p in policy.extra_ro if os.path.lexists(p)]:
         args += ["--ro-bind", path, path]
@@ -146,7 +202,35 @@ def build(policy: Policy, lock: str = "") -> Built:
     if os.path.isdir("/run/user"):
         args += ["--tmpfs", "/run/user", "--remount-ro", "/run/user"]
     args += ["--setenv", "BATON_SANDBOX", "1"] + (["--lock-file", lock] if lock else [])
-    return Built(args, writable, plan.walks, never, plan.notes)
+    return Built(args, writable, plan.walks, never, plan.notes + never.notes, layers)
+
+
+class Scratch:
+    """``Scratch(policy)(real)``: :func:`beyond_globs` for one policy, as the static gate asks it."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+
+    def __call__(self, real: str) -> bool:
+        return beyond_globs(self.policy, real)
+
+
+def beyond_globs(policy: Policy, real: str) -> bool:
+    """``real`` (a resolved path) is writable in ``policy``'s sandbox though no write glob may cover it:
+    the job's scratch /tmp and /var/tmp (not a project, home or plugin kept there, which stay the
+    host's), the shared package caches, and git's own files in a step that may write with ``git: rw``
+    (its hooks and config are never-writable, refused before this is asked)."""
+    if inside(real, HIDDEN_TMP) and not inside(real, (policy.project, policy.home, PLUGIN)):
+        return True
+    if inside(real, [policy.tmp]):
+        return True
+    if policy.caches == "shared":
+        caches = [os.path.join(policy.home, rel) for rel in SHARED_CACHES]
+        if inside(real, caches) and not inside(real, [os.path.join(policy.home, rel) for rel in CACHE_CODE]):
+            return True
+    gitdir = os.path.join(policy.project, ".git")
+    return policy.git == "rw" and policy.writes != () and inside(real, [gitdir]) and os.path.isdir(gitdir) and \
+        not os.path.islink(gitdir)
 
 
 def summary(policy: Policy) -> Dict[str, Any]:

@@ -19,13 +19,23 @@ if TYPE_CHECKING:
 
 
 class Mode:
-    """Where Bash is enforced: ``kernel`` (bubblewrap, at ``bwrap``) or not, and why not."""
+    """Where Bash is enforced: ``kernel`` (bubblewrap, at ``bwrap``) or not, and why not; ``tmp``: why
+    the sandbox cannot show the host's /tmp through an overlay ('' when it can)."""
 
-    def __init__(self, kernel: bool, why: str = "", bwrap: str = "") -> None:
-        self.kernel, self.why, self.bwrap = kernel, why, bwrap
+    def __init__(self, kernel: bool, why: str = "", bwrap: str = "", tmp: str = "") -> None:
+        self.kernel, self.why, self.bwrap, self.tmp = kernel, why, bwrap, tmp
+
+    @property
+    def overlay(self) -> bool:
+        """/tmp in the sandbox is the host's, with the job's changes on top (else a private one)."""
+        return self.kernel and not self.tmp
 
     def describe(self) -> str:
-        return "bubblewrap (enforced by the kernel)" if self.kernel else f"unavailable ({self.why})"
+        if not self.kernel:
+            return f"unavailable ({self.why})"
+        if self.tmp:
+            return f"bubblewrap (enforced by the kernel; /tmp is private, the host's is not shown: {self.tmp})"
+        return "bubblewrap (enforced by the kernel)"
 
 
 def mode_for(plan: Plan, env: Mapping[str, str], person: claude_settings.PersonRules) -> Mode:
@@ -36,7 +46,7 @@ def mode_for(plan: Plan, env: Mapping[str, str], person: claude_settings.PersonR
     if not sys.platform.startswith("linux"):
         return Mode(False, f"baton's sandbox needs Linux and bubblewrap; this is {sys.platform}")
     found = probe.bubblewrap(env)
-    return Mode(True, bwrap=found.bwrap) if found.ok else Mode(False, found.why)
+    return Mode(True, bwrap=found.bwrap, tmp=found.tmp) if found.ok else Mode(False, found.why)
 
 
 def current_mode(plan: Plan, project: str, env: Mapping[str, str]) -> Mode:

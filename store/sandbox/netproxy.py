@@ -27,7 +27,8 @@ import threading
 if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.path): store/ is three folders up
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from store.plan.hosts import host_matches, normal_host  # noqa: E402 - after the path above
+from store.plan.hostnames import normal_host  # noqa: E402 - after the path above
+from store.plan.hosts import host_matches  # noqa: E402
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

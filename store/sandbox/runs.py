@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 
 FOLDER = "run"
+MADE = "made"  # folders the sandbox made in the project as mount points (removed when no run needs them)
 STARTING_SECONDS = 3.0  # a run started (its shell touched ``.started``) whose lock is not held yet is starting
 STALE_SECONDS = 24 * 3600
 
@@ -134,6 +135,30 @@ def records(state_dir: str) -> List[Dict[str, Any]]:
         data["stale"] = not held and now - float(data.get("at", 0)) > STALE_SECONDS
         found.append(data)
     return sorted(found, key=lambda d: float(d.get("at", 0)))
+
+
+def note_made(state_dir: str, made: List[str]) -> None:
+    """Note folders the sandbox made empty in the project to bind them read-only (one path a line)."""
+    where = folder(state_dir)
+    os.makedirs(where, exist_ok=True)
+    data = "".join(f"{path}\n" for path in made).encode("utf-8", "surrogateescape")
+    fd = os.open(os.path.join(where, MADE), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, data)  # one write: concurrent calls append whole lines
+    finally:
+        os.close(fd)
+
+
+def take_made(state_dir: str) -> List[str]:
+    """The folders noted by :func:`note_made`, forgotten as they are handed over."""
+    path = os.path.join(folder(state_dir), MADE)
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+        os.unlink(path)
+    except OSError:
+        return []
+    return list(dict.fromkeys(line.decode("utf-8", "surrogateescape") for line in raw.splitlines() if line))
 
 
 def running(state_dir: str) -> List[Dict[str, Any]]:

@@ -228,7 +228,7 @@ def test_status_json(baton: Baton, sandbox: Sandbox) -> None:
     assert data["sessions_total"] == 2 and [s["id"] for s in data["sessions"]] == ["sess-one-1111", "sess-two-2222"]
     assert data["cost"]["reported_usd"] is None and data["tokens"]["total"] == 0
     assert (data["torn_bytes"], data["problems"], data["retries"]) == (0, [], 1)
-    assert data["sandbox"] == {"enforced": True, "why": ""}
+    assert data["sandbox"] == {"enforced": True, "why": "", "tmp": "host"}
 
 
 def test_verify_reports_the_records_and_the_last_hash(baton: Baton, sandbox: Sandbox) -> None:

@@ -129,3 +129,20 @@ def test_a_web_fetch_outside_allow_hosts_is_refused(
     assert gate_denied(seen["f1"]), seen["f1"].text
     assert "baton denied this WebFetch: evil.example is not in the job's rule egress" in seen["f1"].text
     assert seen["f1"].text.endswith("[baton:allow-hosts]")
+
+
+def test_an_allow_hosts_rule_that_allows_every_host_is_a_plan_error(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    write_plan(project, {"rules": [{"id": "net", "allow_hosts": ["*"], "reason": "anything goes"}],
+                         "steps": [{"id": "fetch", "phase": "implemented"}]})
+    fake_api.script = [[text("fetching"), bash("run", "echo ran > out.txt")], [text("done")]]
+
+    run = claude.run("do step fetch", cwd=project, plugin_dir=plugin_copy, timeout=180)
+
+    assert run.returncode == 0, run.stderr
+    said = results_by_id(fake_api.requests_main()[1])["run"]
+    assert said.is_error and "'*' would allow every host" in said.text, said.text  # refused, the plan named
+    assert "field 'allow_hosts'" in said.text and not (project / "out.txt").exists()
+    status = baton(plugin_copy, project, claude.home, "status")
+    assert status.returncode == 2 and "would allow every host" in status.stderr

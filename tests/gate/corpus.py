@@ -220,6 +220,40 @@ SPECIFIC: List[Form] = [
     Form("tmp", "host-tmp-symlink", "ln -sf $PWD/.baton/steps.jsonl @BASE@/hosttmp/claude-cwd", "open"),
     Form("tmp", "host-tmp-file", "echo pwn > @BASE@/hosttmp/planted", "open"),
     Form("tmp", "var-tmp", "echo pwn > /var/tmp/../../@BASE@/outside/vt.txt", "open"),
+    # the job's /tmp: the host's seen through an overlay, what a command writes there kept in the job's
+    # own folder (the form's folder, and so the project, its home and outside/, lie under the host's
+    # /tmp; paths stay in it, since the control runs these with nothing to stop them)
+    Form("scratch", "host-file", "echo pwn >> @BASE@/outside/keep.txt", "restricted"),
+    Form("scratch", "host-file-hidden", "echo pwn | tee -a @BASE@/outsid?/keep.txt", "restricted"),
+    Form("scratch", "host-file-python", "python3 -c 'open(\"@BASE@/outside/keep.txt\", \"a\").write(\"pwn\")'",
+         "restricted"),
+    Form("scratch", "host-rm", "rm -f @BASE@/outside/keep.txt", "restricted"),
+    Form("scratch", "host-rename", "mv @BASE@/outside @BASE@/outside2", "restricted"),
+    Form("scratch", "host-plant-waiting", "echo pwn > @BASE@/hosttmp/planted", "waiting"),
+    Form("scratch", "host-plant-readonly", "echo pwn > @BASE@/hosttmp/planted", "readonly"),
+    Form("scratch", "link-to-state", "ln -s $PWD/.baton @BASE@/hosttmp/b && echo pwn >> @BASE@/hosttmp/b/steps.jsonl",
+         "restricted"),
+    Form("scratch", "link-to-project", "ln -s $PWD @BASE@/hosttmp/p && echo pwn > @BASE@/hosttmp/p/notes.txt",
+         "restricted"),
+    Form("scratch", "tmpdir-link-home", "ln -s ~/.bashrc $TMPDIR/rc && echo pwn >> $TMPDIR/rc", "restricted"),
+    Form("scratch", "var-tmp-to-project", "echo pwn > /var/tmp/../..@BASE@/project/notes.txt", "restricted"),
+    Form("scratch", "unshare-umount-tmp", "unshare -Urm sh -c 'umount -l /tmp 2>&1; "
+         "echo pwn >> @BASE@/outside/keep.txt'", "restricted"),
+    # git's own files, writable in a step with writes: never its hooks, config, info, modules or worktrees
+    Form("git-own", "config", "git config core.hooksPath src/h", "restricted"),
+    Form("git-own", "config-file", "git config --file .git/config alias.x '!sh -c pwn'", "restricted"),
+    Form("git-own", "hooks-swap", "mv .git/hooks .git/h2; mkdir -p .git/hooks; echo pwn > .git/hooks/pre-commit",
+         "restricted"),
+    Form("git-own", "info-attributes", "echo '* filter=x' > .git/info/attributes", "restricted"),
+    Form("git-own", "worktree", "git worktree add -q ../wt HEAD", "restricted"),
+    Form("git-own", "submodule", "git -c protocol.file.allow=always submodule add -q ../remote.git sub", "restricted"),
+    Form("git-own", "commondir", "echo /tmp/evil > .git/commondir", "restricted"),
+    Form("git-own", "config-worktree", "echo [core] > .git/config.worktree", "restricted"),
+    Form("git-own", "ref-link-protect", "ln -s ../../secrets .git/refs/s && echo pwn >> .git/refs/s/token",
+         "restricted"),
+    Form("git-own", "objects-link-state", "ln -s ../../.baton .git/objects/b && echo pwn >> .git/objects/b/steps.jsonl",
+         "restricted"),
+    Form("git-own", "commit-outside", "echo pwn > notes.txt; git add -A; git commit -qm x", "restricted"),
     # commands that outlive the call
     Form("background", "disown", "(sleep 0.3; echo pwn >> notes.txt) & disown", "restricted"),
     Form("background", "nohup", "nohup sh -c 'sleep 0.3; echo pwn >> notes.txt' >/dev/null 2>&1 &", "restricted"),
@@ -380,6 +414,9 @@ HARMLESS_OTHER = [
     "git grep -n def", "git ls-tree HEAD", "git cat-file -p HEAD", "git rev-list --count HEAD",
     "git log --format=%s -2", "git diff HEAD --name-only", "git status --porcelain", "git stash list",
     "nproc", "uname -s", "id -u", "whoami", "date +%Y > /dev/null; echo ok",
+    # the host's files under /tmp, and the job's own /tmp, in a step that only reads
+    "cat @BASE@/outside/keep.txt", "ls @BASE@/hosttmp @BASE@/outside", 'f=$(mktemp) && echo x > "$f" && cat "$f"',
+    "echo x > @BASE@/hosttmp/x && cat @BASE@/hosttmp/x && rm @BASE@/hosttmp/x",
 ]
 
 

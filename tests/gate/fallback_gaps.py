@@ -120,6 +120,8 @@ FALLBACK_GAPS = frozenset({
 })
 
 FALLBACK_DENIED = frozenset({
+    'waiting/harmless/echo x > @BASE@/hosttmp/x && cat @BASE@/hosttmp/x && rm @BASE@/hosttmp/x',  # no scratch /tmp
+    'waiting/harmless/f=$(mktemp) && echo x > "$f" && cat "$f"',
     'waiting/harmless/ll src',
     'waiting/harmless/python3 -c \'import json; print(json.load(open("data.json"))["name"])\'',
     "waiting/harmless/python3 -c 'import sys; print(sys.version_info[0])'",

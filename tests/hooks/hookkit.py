@@ -145,7 +145,8 @@ def check_pre_tool_use(specific: Mapping[str, Any], payload: Optional[Mapping[st
 def sandbox_original(line: str) -> Optional[str]:
     """The model's command inside ``line`` when ``line`` is exactly what ``rewrite.sandboxed`` makes
     of it (a script under ``.baton/run/``), and the script it sources is exactly what
-    ``rewrite.script`` makes: bwrap, baton's proxy or baton's broker started by absolute path."""
+    ``rewrite.script`` makes: bwrap, baton's proxy or baton's broker started by absolute path, the
+    launcher of the job's /tmp (``store/sandbox/scratch.py``) before the proxy or bwrap."""
     import shlex
 
     from store.sandbox import rewrite
@@ -168,12 +169,27 @@ def sandbox_original(line: str) -> Optional[str]:
         if rest[4:6] != [base + ".broker", "--"] or not os.path.isabs(rest[0]):
             return None
         rest = rest[6:]
-    if not rest or not os.path.isabs(rest[0]):
+    after = _after_scratch(rest)  # the job's /tmp is mounted first, then the proxy or bwrap starts
+    if not after or not os.path.isabs(after[0]):
         return None
-    if len(rest) > 1 and not (rest[1:4] == ["-I", "-S", rest[3]] and rest[3].endswith("/store/sandbox/netproxy.py")
-                              and rest[-1] == "--"):
+    if len(after) > 1 and not (after[1:4] == ["-I", "-S", after[3]] and after[3].endswith("/store/sandbox/netproxy.py")
+                               and after[-1] == "--"):
         return None
     return original if text == rewrite.script(launch, base + ".args", base + ".started") else None
+
+
+def _after_scratch(launch: List[str]) -> Optional[List[str]]:
+    """What follows the overlay launcher of the job's /tmp (``store/sandbox/scratch.py LOWER UPPER WORK
+    VIEW ... --``), when ``launch`` starts with it; ``None`` when it starts with it wrongly."""
+    if len(launch) < 4 or launch[1:3] != ["-I", "-S"] or not launch[3].endswith("/store/sandbox/scratch.py"):
+        return launch
+    if "--" not in launch:
+        return None
+    at = launch.index("--")
+    layers = launch[4:at]
+    if not layers or len(layers) % 4 or any(layers[i] not in ("/tmp", "/var/tmp") for i in range(0, len(layers), 4)):
+        return None
+    return launch[at + 1:] if all(os.path.isabs(w) for w in layers) else None
 
 
 def launcher_original(line: str) -> Optional[str]:

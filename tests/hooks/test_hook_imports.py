@@ -59,13 +59,15 @@ SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", 
                    "store.shell.programs", "store.shell.findings", "store.shell.scan", "store.shell.variables",
                    "store.shell.words", "store.shell.writers", "store.base.chars", "store.base.wild", "store.gate.bash",
                    "store.gate.rules", "store.gate.rules.deny_bash", "store.plan", "store.plan.hosts",
+                   "store.plan.hostnames",
                    "store.gate.runners", "store.shell.simple"})
 # a Bash call that passes while a job is active is rewritten to run in bubblewrap (the person's
-# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums of its path)
+# permission rules are fnmatch patterns too; its job folder is named by zlib's checksums of its path),
+# behind the launcher that mounts the job's /tmp
 SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", "store.gate.enforce",
                      "store.sandbox.mounts", "store.sandbox.mode", "store.gate.permissions", "store.sandbox.probe",
                      "store.sandbox.rewrite", "store.sandbox.runs", "store.sandbox.bwrap_args",
-                     "store.sandbox.writable", "zlib"})
+                     "store.sandbox.writable", "store.sandbox.scratch", "zlib"})
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",
@@ -77,7 +79,7 @@ FIGURES = ALERTS | {"store.monitor.compact", "store.monitor.costs", "store.monit
                     "store.monitor.stored", "store.monitor.tally", "store.monitor.transcript", "store.monitor.watch",
                     "store.state.attempts", "store.state.once_keys", "store.state.keylock"}
 EGRESS = frozenset({"store.gate.rules", "store.gate.rules.allow_hosts", "store.gate.urls", "store.plan",
-                    "store.plan.hosts", "store.base.regex"})
+                    "store.plan.hosts", "store.plan.hostnames", "store.base.regex"})
 
 # case -> (event, fixture, changes, allowed without a job, allowed with one)
 PROMPT = frozenset({"hooks.user_prompt_submit"})
@@ -167,7 +169,7 @@ def test_a_hook_imports_only_what_its_event_needs(case: str, with_job: bool, sub
         assert not result.denied, result.reason  # the approved step's own write, read and calls pass
     allowed = start_modules | STDLIB | CORE | (full if with_job else bare)
     assert not loaded & (set(NEVER) - allowed), sorted(loaded & set(NEVER))
-    assert sorted(loaded - allowed) == []
+    assert sorted(loaded - allowed) == [], str(sorted(loaded - allowed))
 
 
 def test_the_allowlists_name_real_modules() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from typing import Any, Dict, Iterator
 
@@ -16,7 +17,7 @@ import hookkit
 import pytest
 from conftest import Hook, JobDir, Payloads
 
-from store.sandbox import probe, runs
+from store.sandbox import probe, runs, scratch
 
 PLAN = {"steps": [{"id": "build", "writes": ["src/**"]}, {"id": "ship", "approval": True}]}
 
@@ -133,13 +134,23 @@ def test_post_tool_use_records_the_original_command_and_clears_the_run(inproc: H
     assert not list((job.state / "run").glob("toolu_5.*"))
 
 
-def test_a_bwrap_failure_makes_the_next_call_probe_again(inproc: Hook, job: JobDir, payload: Payloads) -> None:
+@pytest.mark.parametrize("error", ["bwrap: Can't mount proc on /newroot/proc",
+                                   f"{scratch.FAILED} (overlay on /tmp: Operation not permitted); nothing ran."])
+def test_a_sandbox_failure_makes_the_next_call_probe_again(error: str, inproc: Hook, job: JobDir,
+                                                           payload: Payloads) -> None:
     job.plan(PLAN)
     env = {"HOME": str(job.home)}
     assert os.path.exists(probe.cache_path(env))
-    failed = payload("post_tool_use_failure_bash", error="Exit code 1\nbwrap: Can't mount proc on /newroot/proc")
-    inproc("PostToolUseFailure", failed)
+    inproc("PostToolUseFailure", payload("post_tool_use_failure_bash", error=f"Exit code 1\n{error}"))
     assert not os.path.exists(probe.cache_path(env))
+
+
+def test_the_launcher_runs_nothing_when_it_cannot_mount_the_jobs_tmp(tmp_path: Any) -> None:
+    marker = tmp_path / "ran"
+    layer = ["/tmp", str(tmp_path / "upper"), str(tmp_path / "work"), str(tmp_path / "no-such-view")]
+    code = subprocess.run([sys.executable, "-I", "-S", scratch.HERE, *layer, "--", "/bin/sh", "-c", f": > {marker}"],
+                          capture_output=True, text=True, timeout=30)
+    assert code.returncode == 1 and code.stderr.startswith(scratch.FAILED) and not marker.exists(), code.stderr
 
 
 @pytest.fixture

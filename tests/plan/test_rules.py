@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any, Dict, List
 
 import pytest
 
-from store.plan.hosts import host_matches, host_policy, mcp_name, normal_host
+from store.plan.hostnames import normal_host
+from store.plan.hosts import host_matches, host_policy, mcp_name
 from store.plan.plan import PlanError, parse_plan
 from store.plan.rules import DEFAULT_CHECKS, checks, read_only_globs
 
@@ -85,8 +86,10 @@ BAD = [
      "no built-in check for this glob"),
     ("seconds too long", {"id": "a", "reason": "r", "check_after_write": "default", "seconds": 600},
      "field 'seconds': expected a number of seconds from 1 to 60"),
-    ("hosts with a URL", {"id": "a", "reason": "r", "allow_hosts": ["https://x.com"]}, "'https://x.com' is not valid"),
-    ("hosts with a path", {"id": "a", "reason": "r", "allow_hosts": ["x.com/a"]}, "is not valid"),
+    ("hosts with a URL", {"id": "a", "reason": "r", "allow_hosts": ["https://x.com"]},
+     "'https://x.com' is not a host pattern"),
+    ("hosts with a path", {"id": "a", "reason": "r", "allow_hosts": ["x.com/a"]}, "is not a host pattern"),
+    ("every host", {"id": "a", "reason": "r", "allow_hosts": ["*"]}, "'*' would allow every host"),
     ("allow_mcp not a list", {"id": "a", "reason": "r", "allow_hosts": ["x.com"], "allow_mcp": "github"},
      "field 'allow_mcp'"),
     ("duplicate ids", [{"id": "a", "reason": "r", "deny_bash": "x"}, {"id": "a", "reason": "r", "deny_bash": "y"}],

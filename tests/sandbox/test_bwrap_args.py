@@ -144,7 +144,26 @@ def test_bwrap_arguments_are_in_the_order_that_makes_them_safe(project: Path) ->
     assert root < src < hooks < baton < key, "read-only mounts must come after the writable ones they cover"
     assert text.index(f"--bind {project}/.git {project}/.git") < hooks
     assert args[-2:] == ["--lock-file", str(project / ".baton" / "x.lock")]
-    assert (project / ".claude").is_dir() and (project.parent / "home/.config/baton").is_dir()
+    assert (project.parent / "home/.config/baton").is_dir()
+
+
+def test_mount_points_are_made_only_in_writable_areas_and_tidied_when_no_run_needs_them(project: Path) -> None:
+    from store.sandbox import afterrun, runs
+
+    tree(project, ".git/config", ".git/hooks/")
+    bwrap_args.build(policy(project))  # src/** and git rw: .git's missing folders, not .claude (the root is read-only)
+    made = [project / ".git" / sub for sub in ("info", "modules", "worktrees")]
+    assert all(p.is_dir() for p in made) and not (project / ".claude").exists()
+    text = " ".join(bwrap_args.build(policy(project, writes=None)).args)  # the whole project: .claude too
+    assert (project / ".claude").is_dir() and f"--ro-bind {project}/.claude {project}/.claude" in text
+    runs.start(str(project / ".baton"), "other", {"command": "x"})  # a call not back yet: it may need them
+    afterrun.tidy(str(project / ".baton"))
+    assert (project / ".claude").is_dir()
+    runs.finish(str(project / ".baton"), "other")
+    (project / ".git" / "info" / "exclude").write_text("mine\n")  # no longer empty: the person's now
+    afterrun.tidy(str(project / ".baton"))
+    assert not any(p.exists() for p in (project / ".claude", *made[1:])) and (project / ".git/hooks").is_dir()
+    assert (project / ".git" / "info" / "exclude").exists()
 
 
 def test_a_step_that_only_reads_gets_no_writable_project_and_no_network(project: Path) -> None:

@@ -89,7 +89,8 @@ def build(root: Path, records: int, env: Dict[str, str]) -> Layout:
 def hook_argv(python: str, event: str) -> List[str]:
     data = json.loads((REPO / "hooks" / "hooks.json").read_text())
     entry = data["hooks"][event][0]["hooks"][0]
-    return [python, *[a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"]]]
+    # hooks.json: /bin/sh -c LAUNCH <bootstrap> ROOT EVENT, which runs python3 -S -c <bootstrap> ROOT EVENT
+    return [python, "-S", "-c", *[a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"][2:]]]
 
 
 def payload(root: Path, event: str, session: str) -> Dict[str, Any]:

@@ -100,7 +100,8 @@ def sandboxed(p: Dict[str, Any], command: str, name: str, host_tmp: bool) -> str
 
 def hook_argv(event: str) -> List[str]:
     entry = HOOK[event][0]["hooks"][0]
-    return [sys.executable] + [a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"]]
+    # hooks.json: /bin/sh -c LAUNCH <bootstrap> ROOT EVENT, which runs python3 -S -c <bootstrap> ROOT EVENT
+    return [sys.executable, "-S", "-c"] + [a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"][2:]]
 
 
 def payload(p: Dict[str, Any], event: str, command: str, call: str) -> bytes:

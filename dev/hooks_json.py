@@ -1,6 +1,11 @@
 """Write hooks/hooks.json from hooks/bootstrap.py, so the inline bootstrap stays readable.
 
-Every hook runs ``python3 -S -c <bootstrap> ${CLAUDE_PLUGIN_ROOT} <Event>`` (exec form, no shell).
+Every hook runs ``/bin/sh -c LAUNCH <bootstrap> ${CLAUDE_PLUGIN_ROOT} <Event>`` (exec form): the
+short launcher goes to ``/`` and starts ``python3 -S -c <bootstrap> ROOT EVENT <the folder it was
+started in>``. Claude Code starts hooks in the session's current folder, which follows the model's
+``cd``; a version manager's shim (pyenv, asdf, mise) picks the interpreter from files in that
+folder and its parents (``.python-version``...), which the model can write. From ``/`` only the
+person's own settings steer it; the bootstrap then goes back to the folder it was started in.
 The bootstrap is inline because a missing script file makes ``python3 FILE`` exit 2, which Claude
 Code treats as "block every matched call"; inline code still runs and can answer sensibly.
 ``-S`` skips site-packages: baton needs only the standard library, and starts faster without it.
@@ -25,10 +30,13 @@ RECORDED = "Write|Edit|NotebookEdit|Bash|Monitor"  # Monitor: a sandboxed comman
 EXTERNAL = "^(WebFetch|mcp__.+)$"
 
 
+LAUNCH = 'here=$PWD; cd / || exit 1; exec python3 -S -c "$0" "$@" "$here"'
+
+
 def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
     code = (ROOT / "hooks" / "bootstrap.py").read_text()
-    entry: Dict[str, Any] = {"type": "command", "command": "python3",
-                             "args": ["-S", "-c", code, "${CLAUDE_PLUGIN_ROOT}", event], "timeout": timeout}
+    entry: Dict[str, Any] = {"type": "command", "command": "/bin/sh",
+                             "args": ["-c", LAUNCH, code, "${CLAUDE_PLUGIN_ROOT}", event], "timeout": timeout}
     if block:
         entry["onFailure"] = "block"
     return entry

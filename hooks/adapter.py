@@ -84,6 +84,10 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str,
         if unwritable(exc):
             return cannot_write(event, exc, "this tool call's outcome was not recorded" if event != "SessionStart"
                                 else "nothing this session does can be recorded")
+    if event == "PreToolUse" and exc is not None:
+        broken = _broken_plan(exc)
+        if broken:
+            return deny(broken)
     if event == "PreToolUse":
         return deny(f"baton's gate could not check this call ({error}), so it is refused to be safe. "
                     "Try a simpler call; if this keeps happening, tell the person that baton's gate is failing. "
@@ -93,6 +97,16 @@ def failure_answer(event: str, payload: Optional[Mapping[str, Any]], error: str,
         return {"continue": False, "stopReason": f"baton could not run this command: {error}. Run `baton log -n 3` "
                                                  "to see whether anything was recorded."}
     return None
+
+
+def _broken_plan(exc: BaseException) -> Optional[str]:
+    """The gate's refusal for a broken plan (:mod:`store.gate.broken_plan`); ``None`` for any other
+    failure, or when that module cannot load either (the generic refusal below still denies)."""
+    try:
+        from store.gate import broken_plan
+    except (ImportError, SyntaxError):  # a broken install: not_installed and the bootstrap say so
+        return None
+    return broken_plan.reason(exc)
 
 
 def not_installed(event: str, exc: BaseException) -> Optional[Dict[str, Any]]:

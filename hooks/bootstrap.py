@@ -1,9 +1,16 @@
 import sys
 
 root, event = sys.argv[1], sys.argv[2]
+if len(sys.argv) > 3:  # hooks.json starts python3 from / (no version file of the project's picks it); back to where the hook was started
+    import os
+    try:
+        os.chdir(sys.argv[3])
+    except OSError:
+        pass
 if sys.path[:1] == [""]:  # -c puts the current folder first: a project's own json.py or enum.py must not load
     del sys.path[0]
 sys.path.insert(0, root)
+sys.pycache_prefix = None  # compiled code only beside the source, in the plugin's folder: a PYTHONPYCACHEPREFIX folder may be writable where that one is not
 cache = None
 try:  # baton's modules from one compiled file (hooks/codecache.py); without it, only a slower start
     from hooks import codecache

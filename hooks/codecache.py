@@ -4,9 +4,10 @@ A hook imports 45 to 75 of baton's modules. For each, Python's import system loo
 on the path, checks its source's timestamp and reads its ``.pyc``: about 90 microseconds a
 module, 4-6 ms of a 30-45 ms hook process. The bootstrap in ``hooks.json`` puts :class:`Cache`
 first on ``sys.meta_path``. It serves each of baton's modules from one file,
-``hooks/__pycache__/baton-modules.<cache_tag>.bin`` (under ``PYTHONPYCACHEPREFIX`` when that is
-set), and only after checking that the module's source file still has the size and modification
-time, to the nanosecond, that it had when it was compiled. That is the check Python makes before
+``hooks/__pycache__/baton-modules.<cache_tag>.bin`` (the bootstrap switches ``PYTHONPYCACHEPREFIX``
+off, so this file lies in the plugin's folder, which no tool may write), and only after checking
+that the module's source file still has the size and modification time, to the nanosecond, that
+it had when it was compiled. That is the check Python makes before
 it trusts a ``.pyc``, made stricter.
 
 A module the file cannot serve (no entry yet, or a changed source) is imported the usual way.

@@ -61,7 +61,13 @@ def _check(layout: Layout, job: Job, tool: str, tool_input: Mapping[str, Any], c
 
     real = os.path.realpath(os.path.join(cwd, os.path.expanduser(str(raw))))
     shown = shown_path(real, layout.project_dir)
-    outcome = checks.after_write(layout, job.plan.rules, real, shown, step, env.get("HOME", ""))
+    sandbox = None
+    step_now = job.plan.step(step) if step else None
+    if step_now is not None and checks.check_for(job.plan.rules, real, str(layout.project), env.get("HOME", "")):
+        from store.gate.enforce import validate_sandbox  # the check runs code the model may have written
+
+        sandbox = validate_sandbox(job, step_now, env)
+    outcome = checks.after_write(layout, job.plan.rules, real, shown, step, env.get("HOME", ""), sandbox)
     return outcome if outcome is not None and not outcome.ok else None
 
 

@@ -1,10 +1,12 @@
 """psycopg 3, imported only when the PostgreSQL store is configured, and one connection per process.
 
 Hooks run as ``python3 -S`` (no site-packages), so when psycopg is not importable as is, the
-interpreter's own site directories (and a virtual environment's) are added to ``sys.path``,
-without running their ``.pth`` files, and the import is tried again. When it still fails, one
-line says how to install it for this interpreter. An error that means the server cannot be used
-now (refused, gone, restarted, timed out) becomes :class:`Unreachable`; how long a call may wait
+folders where it may be installed (``store.backend.psycopg_home``: the interpreter's virtual
+environment, the active one, baton's own, the interpreter's site directories, the user's) are
+added to ``sys.path``, without running their ``.pth`` files, and the import is tried again. When
+it still fails, one line says where it looked and gives an install line that works for this
+interpreter. An error that means the server cannot be used now (refused, gone, restarted, timed
+out) becomes :class:`Unreachable`. How long a call may wait
 is :mod:`store.backend.budget`'s. psycopg's own log lines (a rollback that failed on a lost
 connection, said three times) are not printed: the one error baton reports carries the cause.
 """
@@ -37,33 +39,33 @@ class Unreachable(BatonError):
         self.waited = waited  # the call waited its whole time for an answer (not refused at once)
 
 
-def _site_dirs() -> List[str]:
-    import site
-
-    prefixes = [sys.prefix, sys.exec_prefix]
-    venv = os.path.dirname(os.path.dirname(os.path.abspath(sys.executable)))
-    if os.path.isfile(os.path.join(venv, "pyvenv.cfg")):  # -S skips the venv set-up that site does
-        prefixes.insert(0, venv)
-    dirs = list(site.getsitepackages(prefixes))
-    dirs.append(site.getusersitepackages())
-    return [d for d in dirs if os.path.isdir(d) and d not in sys.path]
-
-
 def psycopg() -> ModuleType:
-    """The psycopg module, or a :class:`BatonError` saying how to install it."""
+    """The psycopg module, or a :class:`BatonError` saying where it was looked for and how to install it."""
     try:
         import psycopg as module
     except ImportError:
-        sys.path.extend(_site_dirs())
+        from store.backend import psycopg_home
+
+        added = psycopg_home.site_dirs(os.environ)
+        sys.path.extend(added)
         try:
             import psycopg as module
-        except ImportError:
-            raise BatonError(
-                f"the PostgreSQL store needs psycopg 3, which {sys.executable} cannot import; install it with "
-                f"`{sys.executable} -m pip install 'psycopg[binary]'` (or unset BATON_DATABASE_URL and BATON_STORE)"
-            ) from None
+        except ImportError as exc:
+            raise BatonError(_missing(exc, added)) from None
     _quiet(module)
     return module
+
+
+def _missing(exc: ImportError, looked: List[str]) -> str:
+    from store.backend import psycopg_home
+
+    version = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+    why = "" if exc.name == "psycopg" else f" ({' '.join(str(exc).split())[:200]})"  # found, but it does not load
+    other = "".join(f"; {line}" for line in psycopg_home.mismatched(os.environ))
+    return (f"the PostgreSQL store needs psycopg 3, which {sys.executable} ({version}) cannot import{why} "
+            f"(looked in {', '.join(looked) or 'its own site folders'}{other}); install it with "
+            f"`{psycopg_home.install_line(os.environ)}`, or unset BATON_DATABASE_URL and BATON_STORE to keep the "
+            "job in files")
 
 
 def _quiet(module: ModuleType) -> None:

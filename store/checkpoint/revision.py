@@ -1,7 +1,9 @@
 """The git side of a checkpoint: the project's commit and whether its tracked files (``.baton/``
 aside) differ from it, and the ``git patch-id`` of a step's change (the diff of tracked files from
 the commit the step started at to the working tree), so the same change recorded twice is seen
-as one. Nothing here runs when the project is not a git checkout or git is not installed.
+as one. Nothing here runs when the project is not a git checkout or git is not installed, and git
+runs here so that it runs nothing the project holds (:mod:`store.base.safe_git`): ``baton record``
+runs outside the sandbox, in folders the model writes.
 """
 
 from __future__ import annotations
@@ -33,11 +35,14 @@ def in_checkout(project: Path) -> bool:
 
 
 def _git(project: Path, args: List[str], stdin: Optional[bytes] = None) -> Optional[bytes]:
+    """git run so that it runs nothing the project holds (:mod:`store.base.safe_git`)."""
     import subprocess  # only in a checkout: `baton record` elsewhere does not load it
 
+    from store.base import safe_git
+
     try:
-        proc = subprocess.run(["git", *args], cwd=str(project), input=stdin, capture_output=True, timeout=TIMEOUT,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"})
+        proc = subprocess.run(safe_git.argv(str(project), args), cwd=str(project), input=stdin, capture_output=True,
+                              timeout=TIMEOUT, env=safe_git.environment())
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout if proc.returncode == 0 else None
@@ -50,13 +55,15 @@ def revision(project: Path) -> Dict[str, Any]:
     head = _git(project, ["rev-parse", "--verify", "-q", "HEAD"])
     if not head:
         return {}
-    status = _git(project, ["status", "--porcelain", "--untracked-files=no", "--", ".", EXCLUDE])
+    status = _git(project, ["status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all", "--", ".",
+                            EXCLUDE])
     return {"commit": head.decode().strip(), "dirty": bool(status and status.strip())}
 
 
 def patch_id(project: Path, base: str) -> Optional[str]:
     """The stable patch id of the tracked changes from ``base`` to the working tree (None: none)."""
-    diff = _git(project, ["diff", "--no-color", "--no-ext-diff", "--full-index", base, "--", ".", EXCLUDE])
+    diff = _git(project, ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--ignore-submodules=all",
+                          "--full-index", base, "--", ".", EXCLUDE])
     if not diff:
         return None
     out = _git(project, ["patch-id", "--stable"], stdin=diff)

@@ -122,7 +122,8 @@ def record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, no
     hook says so); a person may skip any step, and their record says it was theirs. A ``done`` is
     a checkpoint: its artifacts must exist (``extra``: more paths or URIs, with a known sha256),
     ``validate`` runs first, and the record keeps artifacts, input revision, git change and
-    validation."""
+    validation. A note longer than ``journal.NOTE_MAX`` is refused, never cut."""
+    journal.check_note(note)
     try:
         return _record(layout, env, step_id, status, note, person, extra)
     except OSError as exc:  # the append itself says so in journal.commit; this is what came before it
@@ -240,9 +241,13 @@ def _validate(plan: Plan, step: Step, layout: Layout, env: Mapping[str, str]) ->
 
 def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mapping[str, str]) -> None:
     """check_after_write: a step is not done while a file it changed fails its check (checked again now)."""
+    from store.gate.enforce import validate_sandbox
     from store.monitor.checks import still_failing
+    from store.state.job import Job
 
-    failing = still_failing(layout, plan.rules, step_id, env)
+    step = plan.step(step_id)
+    sandbox = validate_sandbox(Job(layout, env), step, env) if step is not None else None  # the checks run code
+    failing = still_failing(layout, plan.rules, step_id, env, sandbox)
     if failing:
         shown = "; ".join(f"{path} ({one_line(why, 160)})" for path, why in failing[:3])
         more = f" and {len(failing) - 3} more" if len(failing) > 3 else ""
@@ -298,6 +303,7 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
     """Record a person's approval, signed; only the prompt hook calls this."""
     from store.state.job import Job
 
+    journal.check_note(note)
     job = Job(layout, env)
     step = job.plan.step(step_id)
     if step is None:

@@ -23,7 +23,13 @@ BATON = Path(__file__).resolve().parents[2] / "bin" / "baton"
 
 
 def _git(project: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(project), *args], capture_output=True, text=True, check=False)
+    """git run so that it runs nothing the project holds (:mod:`store.base.safe_git`); baton's own
+    merge driver is the one it may read back."""
+    from store.base import safe_git
+
+    done = subprocess.run(safe_git.argv(str(project), ["-C", str(project), *args], keep=f"merge.{DRIVER}"),
+                          cwd=str(project), env=safe_git.environment(), capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
     if done.returncode != 0:
         raise BatonError(f"git {' '.join(args[:2])} failed: {done.stderr.strip().splitlines()[-1:] or done.returncode}")
     return done.stdout.strip()

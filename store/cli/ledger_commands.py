@@ -9,6 +9,7 @@ from pathlib import Path
 
 from store.base.errors import CHECK, BatonError
 from store.cli import views
+from store.cli.job_needed import need_job
 from store.ledger.ledger import last_lines
 from store.state import journal
 from store.state.job import Job
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 
 def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
+    need_job(layout)
     verdict = journal.verify(layout)
     where = layout.ledger if journal.shared() is None else "the job's records in the database"
     if args.json:
@@ -54,6 +56,7 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
 def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
     if args.n < 0:
         raise BatonError("-n must be 0 or more")
+    need_job(layout)
     if journal.shared() is not None:  # the records are in the job's database
         notes: List[str] = []
         records, _ = journal.last_records(layout, args.n, notes)
@@ -74,8 +77,10 @@ def cmd_repair(args: argparse.Namespace, layout: location.Layout) -> int:
     if journal.shared() is not None:
         raise BatonError("the job's records are kept in its database, where each append is one transaction: there "
                          "is no torn or damaged line to move aside (`baton verify` checks the chain)")
+    need_job(layout)
     if not layout.ledger.exists():
-        raise BatonError(f"{layout.ledger}: no ledger here; nothing to repair")
+        print("nothing to repair: the job has no records yet")
+        return 0
     steps = Job(layout, os.environ, save=False).plan.ids if layout.has_plan() else None
     done = repair.repair(layout, steps)
     for warning in done.warnings:

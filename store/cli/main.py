@@ -14,7 +14,6 @@ import re
 import sys
 from pathlib import Path
 
-from store import __version__
 from store.base.errors import USAGE, BatonError, describe
 from store.cli import actions, command_files, views
 from store.cli.ledger_commands import cmd_log, cmd_merge, cmd_repair, cmd_verify
@@ -26,16 +25,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from typing import Any, Callable, List, Optional, Sequence, Tuple
-
-
-def _parser_class() -> Any:
-    import argparse
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
-            raise BatonError(f"{message.replace(', NOTE', '')} (see `{self.prog} --help`)")
-
-    return Parser
 
 
 class Plain:
@@ -103,6 +92,7 @@ def artifact_options(words: Sequence[str]) -> Tuple[List[Tuple[str, Optional[str
 def cmd_record(args: argparse.Namespace, layout: location.Layout) -> int:
     _need_plan(layout)
     extra, note = artifact_options(args.note)
+    extra = [*(getattr(args, "artifacts", None) or []), *extra]  # --artifact before STEP, then after STATUS
     done = actions.record(layout, os.environ, args.step, args.status, " ".join(note), extra=extra)
     if args.json:
         print(views.to_json(done.as_json()))
@@ -190,93 +180,32 @@ def _shown(path: Path) -> str:
 
 
 def _need_plan(layout: location.Layout) -> None:
-    if layout.has_plan():
-        return
-    other = location.job_nearby(layout)
-    near = f"; {other} is another job's, outside this project" if other else ""
-    raise BatonError(f"{layout.plan}: no plan here{near}; create one with `baton init STEP...` "
-                     "or `baton init --plan FILE`")
+    from store.cli.job_needed import need_plan
+
+    need_plan(layout)
 
 
 def cmd_store(args: argparse.Namespace, layout: location.Layout) -> int:
     from store.cli import transfer
+    from store.cli.job_needed import need_job
 
+    if args.action == "push":
+        need_job(layout)  # pull may start a job's records here; push needs them
     copy = transfer.push if args.action == "push" else transfer.pull
     return copy(layout, args.url, args.job, args.json)
 
 
+HANDLERS = {"init": cmd_init, "record": cmd_record, "brief": cmd_brief, "status": cmd_status, "verify": cmd_verify,
+            "report": cmd_report, "export": cmd_export, "log": cmd_log, "repair": cmd_repair, "merge": cmd_merge,
+            "once": cmd_once, "commands": cmd_commands, "claim": cmd_claim, "release": cmd_release,
+            "store": cmd_store}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    import argparse
+    """The whole grammar (:mod:`store.cli.arguments`), each command bound to its function here."""
+    from store.cli import arguments
 
-    parser: argparse.ArgumentParser = _parser_class()(
-        prog="baton", description="Keep a long agent job's plan and ledger on disk; print its brief.")
-    parser.add_argument("--version", action="version", version=f"baton {__version__}")
-    sub = parser.add_subparsers(dest="command", parser_class=type(parser), metavar="COMMAND")
-    p = sub.add_parser("init", help="create the job: .baton/plan.json from step names or a plan file")
-    p.add_argument("steps", nargs="*", metavar="STEP")
-    p.add_argument("--plan", metavar="FILE", help="a plan file (seed or rich form) to validate and install")
-    p.add_argument("--force", action="store_true", help="replace an existing plan (the old job is archived)")
-    p.add_argument("--commands", action="store_true", help="also install the bare /brief and /record commands")
-    p.set_defaults(func=cmd_init)
-    p = sub.add_parser("record", help="append STEP STATUS [--artifact PATH_OR_URI [--sha256 HEX]]... [NOTE...]")
-    p.add_argument("step", metavar="STEP")
-    p.add_argument("status", metavar="STATUS", help=f"one of {', '.join(journal.STATUSES)}")
-    p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
-    p.set_defaults(func=cmd_record)
-    sub.add_parser("brief", help="print the brief (PLAN / DONE / NEXT / LAST)").set_defaults(func=cmd_brief)
-    p = sub.add_parser("status", help="the job's dashboard: progress, time, cost, tokens, tools, sessions, alerts")
-    p.add_argument("--json", action="store_true", help="the status document (schema baton.status, version 1)")
-    p.add_argument("--all", action="store_true", help="list every step, however long the plan")
-    p.set_defaults(func=cmd_status)
-    p = sub.add_parser("verify", help="check the ledger's hash chain (and, with --artifacts, the checkpoints)")
-    p.add_argument("--artifacts", action="store_true", help="also check every DONE step's artifacts and inputs")
-    p.set_defaults(func=cmd_verify)
-    p = sub.add_parser("report", help="the job's whole summary as text, or as one self-contained HTML page")
-    p.add_argument("--html", metavar="FILE", help="write the report as an HTML page to FILE")
-    p.set_defaults(func=cmd_report)
-    p = sub.add_parser("export", help="send the job's figures to an OpenTelemetry collector (OTLP/HTTP JSON) now")
-    p.add_argument("--print", action="store_true", help="print the request bodies instead of sending them")
-    p.set_defaults(func=cmd_export)
-    p = sub.add_parser("log", help="the last ledger records")
-    p.add_argument("-n", type=int, default=20, help="how many (default 20)")
-    p.set_defaults(func=cmd_log)
-    p = sub.add_parser("repair", help="move bad lines off the ledger's end (kept in .baton/quarantine/)")
-    p.set_defaults(func=cmd_repair)
-    p = sub.add_parser("merge", help="merge two branches' ledgers (git's merge driver); --register sets it up")
-    p.add_argument("files", nargs="*", metavar="FILE", help="BASE OURS THEIRS, as git passes them")
-    p.add_argument("--register", action="store_true", help="register the driver in this git repository")
-    p.set_defaults(func=cmd_merge)
-    # listed for --help; main() hands `once` its words before argparse sees them
-    p = sub.add_parser("once", help="run a side effect at most once (see `baton once --help`)", prefix_chars="+",
-                       add_help=False)
-    p.add_argument("args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_once)
-    from store.cli.run import add_commands
-
-    add_commands(sub)
-    p = sub.add_parser("commands", help="install or remove the bare /brief and /record command files")
-    p.add_argument("action", choices=("install", "remove"))
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--project", action="store_true", help="in the project's .claude/commands (the default)")
-    where.add_argument("--user", action="store_true", help="in ~/.claude/commands")
-    p.set_defaults(func=cmd_commands)
-    p = sub.add_parser("claim", help="take a ready step of a parallel plan for this worker")
-    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
-    p.add_argument("--wait", type=float, default=0.0, metavar="SECONDS", help="poll until a step is ready")
-    p.set_defaults(func=cmd_claim)
-    p = sub.add_parser("release", help="give back the step this worker holds")
-    p.add_argument("--worker", metavar="NAME", help="the worker (default: $BATON_WORKER, else the session)")
-    p.add_argument("note", nargs=argparse.REMAINDER, metavar="NOTE")
-    p.set_defaults(func=cmd_release)
-    p = sub.add_parser("store", help="copy a job between .baton/steps.jsonl and a PostgreSQL database")
-    p.add_argument("action", choices=("push", "pull"), help="push: file to database; pull: database to file")
-    p.add_argument("url", nargs="?", default="", metavar="URL", help="the database (default: $BATON_DATABASE_URL)")
-    p.add_argument("--job", default="", metavar="NAME", help="the job's name (default: $BATON_JOB or the plan's)")
-    p.set_defaults(func=cmd_store)
-    for name, command in sub.choices.items():
-        if name != "once" and "--json" not in command._option_string_actions:  # once reads its own words
-            command.add_argument("--json", action="store_true", help="print JSON for programs")
-    return parser
+    return arguments.build_parser(HANDLERS)
 
 
 def _plain(argv: Sequence[str]) -> Optional[Tuple[Callable[[Any, location.Layout], int], Plain]]:
@@ -307,7 +236,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         plain = _plain(words)
         if plain is not None:
             return int(plain[0](plain[1], location.resolve()))
-        args = build_parser().parse_args(words)
+        from store.cli import arguments
+
+        args = arguments.parse(build_parser(), words)
         args.argv = words  # `baton run` tells the person how to start it again
         if not getattr(args, "func", None):
             raise BatonError("missing command; one of init, record, brief, status, report, export, verify, log, "

@@ -10,11 +10,11 @@ from store.base.errors import BatonError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import List, Optional, Sequence
+    from typing import Dict, List, Optional, Sequence, Tuple
 
     from store.state.location import Layout
 
-USAGE = ("usage: baton once KEY [--id-from REGEX | --id-json FIELD] -- CMD [ARG...]\n"
+USAGE = ("usage: baton once KEY [--id-from REGEX | --id-json FIELD] [--reuse-key] -- CMD [ARG...]\n"
          "       baton once --settle KEY done|failed|retry \"<evidence>\"")
 HELP = f"""{USAGE}
 
@@ -22,15 +22,25 @@ Run CMD (an argv, no shell) at most once for KEY in this job. A stored result is
 exit code, external id and the tail of its output) without running CMD again. An earlier run
 that died between its intent and its result makes the outcome unknown: exit 3 until it is
 settled. CMD gets BATON_IDEMPOTENCY_KEY (stable for the job and KEY) to hand to an API.
+KEY is bound to what it first ran: its command, folder and step. The same KEY with another
+command, folder or step is refused (exit 2, nothing run), naming the command that first used it.
 
   --id-from REGEX   the external id: the first match in stdout (group 1 if it has one)
   --id-json FIELD   the external id: a dotted field of JSON printed on stdout (data.id, items.0.url)
+  --reuse-key       this call is the same side effect as KEY's first run, though its command,
+                    folder or step differ: replay KEY's stored result for it
   --settle KEY OUTCOME EVIDENCE
                     record what you checked about an unknown outcome: done (it happened), failed
                     (it did not work) or retry (it did not happen: KEY may run again)
 
+examples:
+  baton once pr-42 --id-from 'pull/([0-9]+)' -- gh pr create --fill
+  baton once mail-report -- ./send-report.sh weekly
+  baton once --settle mail-report done "the report is in the team's inbox"
+
 Exit codes: CMD's own when it ran or was replayed; 3 outcome unknown; 1 a limit or a refused
-settlement; 2 bad usage."""
+settlement; 2 bad usage or a KEY bound to another command."""
+OPTIONS = ("--id-from", "--id-json", "--reuse-key", "--settle", "--help")
 
 
 def _write(stream: object, text: str) -> None:
@@ -56,31 +66,42 @@ def run(args: Sequence[str], layout: Layout) -> int:
             raise BatonError("baton once --settle needs KEY, OUTCOME and evidence (see `baton once --help`)")
         print(runner.settle(layout, words[1], words[2], " ".join(words[3:])))
         return 0
-    key, id_from, id_json, command = _parse(words)
+    key, id_from, id_json, command, reuse = _parse(words)
     pattern = ident.compile_pattern(id_from) if id_from is not None else None
     return runner.run_once(layout, os.environ, key, command, pattern, id_json,
-                           lambda line: _write(sys.stderr, line), _show)
+                           lambda line: _write(sys.stderr, line), _show, reuse=reuse)
 
 
-def _parse(words: List[str]) -> tuple[str, Optional[str], Optional[str], List[str]]:
+def _unknown(word: str) -> BatonError:
+    from store.cli.typos import hint
+
+    return BatonError(f"baton once: unknown option {word!r}; {hint(word, OPTIONS)}(see `baton once --help`)")
+
+
+def _parse(words: List[str]) -> Tuple[str, Optional[str], Optional[str], List[str], bool]:
+    """KEY, --id-from, --id-json, CMD and --reuse-key; where CMD starts is :mod:`store.base.once_words`'
+    answer, which the gate and the shell scanner use too."""
+    from store.base.once_words import FLAGS, VALUED, command_start
+
     key = words[0]
+    if key in (*FLAGS, *VALUED):
+        raise BatonError(f"baton once: {key} comes after KEY (see `baton once --help`)")
     if key.startswith("-"):
-        raise BatonError(f"baton once: unknown option {key!r} (see `baton once --help`)")
-    id_from: Optional[str] = None
-    id_json: Optional[str] = None
-    rest = words[1:]
-    while rest and rest[0] in ("--id-from", "--id-json"):
-        if len(rest) < 2:
-            raise BatonError(f"baton once: {rest[0]} needs a value (see `baton once --help`)")
-        if rest[0] == "--id-from":
-            id_from = rest[1]
-        else:
-            id_json = rest[1]
-        rest = rest[2:]
-    if id_from is not None and id_json is not None:
-        raise BatonError("give --id-from or --id-json, not both")
-    if rest and rest[0] == "--":
-        rest = rest[1:]
-    if not rest:
+        raise _unknown(key)
+    start = command_start(words)
+    if start is None:
         raise BatonError(f"baton once {key}: no command to run (see `baton once --help`)")
-    return key, id_from, id_json, rest
+    values: Dict[str, Optional[str]] = {name: None for name in VALUED}
+    reuse, at = False, 1
+    while at < start and words[at] != "--":
+        if words[at] in FLAGS:
+            reuse, at = True, at + 1
+        else:
+            values[words[at]], at = words[at + 1], at + 2
+    if at == start and words[start].startswith("-"):  # no `--`: a word with a dash is a mistyped option, not CMD
+        if words[start] in VALUED:
+            raise BatonError(f"baton once: {words[start]} needs a value (see `baton once --help`)")
+        raise _unknown(words[start])
+    if values["--id-from"] is not None and values["--id-json"] is not None:
+        raise BatonError("give --id-from or --id-json, not both")
+    return key, values["--id-from"], values["--id-json"], words[start:], reuse

@@ -7,7 +7,7 @@ import os
 
 from store.base.errors import CHECK
 from store.cli import views
-from store.state import workers
+from store.state import journal, workers
 from store.state.job import Job
 
 TYPE_CHECKING = False
@@ -59,6 +59,7 @@ def cmd_claim(args: argparse.Namespace, layout: location.Layout) -> int:
 
 
 def cmd_release(args: argparse.Namespace, layout: location.Layout) -> int:
+    journal.check_note(" ".join(args.note))
     job = Job(layout, _worker_env(args))
     record = workers.release(layout, job.snap, job.worker, " ".join(args.note) or "given back")
     if args.json:

@@ -3,7 +3,8 @@
 The UserPromptSubmit hook hands the raw prompt here. Prompts that start with exactly
 ``/baton:<name>`` are ours, and the bare ``/brief`` and ``/record`` when baton's command files are
 installed (the hook checks that). Arguments are parsed in Python, never by a shell: the first words
-may be quoted, and a note is the rest of the line exactly as typed. Every answer starts with
+may be quoted, and a note is the rest of the line as typed, without the quotes that wrap the whole of
+it (as ``baton record`` gets it from a shell: one reading for both). Every answer starts with
 "baton": Claude Code shows it after its own "Operation stopped by hook: ".
 """
 
@@ -72,6 +73,20 @@ def split_words(raw: str, count: int) -> Tuple[List[str], str]:
     return words, raw[pos:].strip()
 
 
+def unquoted(note: str) -> str:
+    """A note as typed, read as ``baton record`` reads it from a shell: one pair of quotes around
+    the whole of it goes (with the escapes a shell resolves inside it); anything else is kept."""
+    if len(note) < 2 or note[0] not in "'\"" or note[-1] != note[0]:
+        return note
+    import shlex
+
+    try:
+        words = shlex.split(note)
+    except ValueError:  # an unbalanced quote inside: the text is not one quoted word
+        return note
+    return words[0] if len(words) == 1 else note
+
+
 def _as_json(args: str, name: str) -> bool:
     if args not in ("", "--json"):
         raise BatonError(f"usage: /baton:{name} [--json]")
@@ -107,6 +122,7 @@ def _record(layout: Layout, env: Mapping[str, str], args: str, command: str = "/
     from store.cli import actions
 
     words, note = split_words(args, 2)
+    note = unquoted(note)
     if len(words) < 2:
         raise BatonError(f"usage: {command} STEP STATUS [NOTE]  (STATUS: running, done, failed, skipped)")
     done = actions.record(layout, env, words[0], words[1], note, person=PERSON.format(command=command))
@@ -117,6 +133,7 @@ def _approve(layout: Layout, env: Mapping[str, str], args: str) -> str:
     from store.cli import actions
 
     words, note = split_words(args, 1)
+    note = unquoted(note)
     if not words:
         raise BatonError("usage: /baton:approve STEP [NOTE]")
     from store.cli.origin import nested_session

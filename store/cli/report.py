@@ -74,10 +74,10 @@ def cmd_report(args: argparse.Namespace, layout: Layout) -> int:
 
 
 def cmd_export(args: argparse.Namespace, layout: Layout) -> int:
+    from store.cli.job_needed import need_plan
     from store.monitor import exporting, telemetry
 
-    if not layout.has_plan():
-        raise BatonError(f"{layout.plan} does not exist; nothing to export")
+    need_plan(layout)
     settings = exporting.settings_for(layout, os.environ)
     config = telemetry.Config(settings.values)
     if args.print:

@@ -38,11 +38,16 @@ def _number(kind: Callable[[str], Any], low: float, above: bool = False) -> Call
     return parse
 
 
-def add_commands(sub: Any) -> None:
+def add_commands(sub: Any, formatter: Any = argparse.HelpFormatter,
+                 examples: Callable[..., str] = lambda *lines: "") -> None:
+    """``run`` and ``session``; ``formatter`` and ``examples`` lay their help out as the others' is."""
     p = sub.add_parser("run", help="drive Claude Code headless, session after session, until the job is done",
                        description="Start `claude -p` in the project, session after session, until every step is "
                                    "complete or the run must stop (see the exit codes in docs/run.md). Arguments after "
-                                   "-- go to Claude Code (e.g. -- --permission-mode acceptEdits).")
+                                   "-- go to Claude Code (e.g. -- --permission-mode acceptEdits).",
+                       epilog=examples("baton run -- --permission-mode acceptEdits",
+                                       "baton run --max-idle-sessions 2 --notify 'notify-send done' -- --model opus"),
+                       formatter_class=formatter)
     p.add_argument("--claude", default="claude", metavar="PATH", help="the Claude Code executable (default: claude)")
     p.add_argument("--plugin-dir", nargs="?", const=PLUGIN_ROOT, default="", metavar="DIR",
                    help="load baton from DIR for each session instead of the installed plugin (no DIR: this baton)")
@@ -59,12 +64,19 @@ def add_commands(sub: Any) -> None:
                    help="the longest wait between sessions, a retry-after included (default 600)")
     p.add_argument("--notify", default="", metavar="CMD", help="a shell command to run when the run ends on its own")
     p.add_argument("--json", action="store_true", help="one JSON event per line instead of text")
-    p.add_argument("claude_args", nargs=argparse.REMAINDER, metavar="-- CLAUDE_ARGS")
+    p.add_argument("claude_args", nargs=argparse.REMAINDER, metavar="-- CLAUDE_ARGS",
+                   help="after --: arguments for every `claude -p` session (permission mode, model, settings)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("session", help="record how a Claude Code session ended (for scripts driving Claude Code)")
-    p.add_argument("session_id", metavar="SESSION_ID")
-    p.add_argument("ended", metavar="ENDED", help=f"one of {', '.join(ENDINGS)}")
+    p = sub.add_parser("session", help="record how a Claude Code session ended (for scripts driving Claude Code)",
+                       description="Record how one Claude Code session ended, with its cost and turns, as `baton run` "
+                                   "does for its own sessions: for a script that drives Claude Code itself (an Agent "
+                                   "SDK program, see examples/agent_sdk.py). The figures and the report count it.",
+                       epilog=examples("baton session 5c1f09aa-0000-4000-8000-000000000000 completed --cost-usd 0.42 "
+                                       "--turns 17"),
+                       formatter_class=formatter)
+    p.add_argument("session_id", metavar="SESSION_ID", help="the session's id, as Claude Code gives it (session_id)")
+    p.add_argument("ended", metavar="ENDED", help=f"how it ended: one of {', '.join(ENDINGS)}")
     p.add_argument("--cost-usd", type=_number(float, 0), metavar="USD",
                    help="total_cost_usd as Claude Code reports it (cumulative over resumes; baton keeps the new part)")
     p.add_argument("--turns", type=_number(int, 0), metavar="N", help="num_turns as Claude Code reports it")
@@ -80,10 +92,12 @@ def claude_args(raw: List[str]) -> List[str]:
 def cmd_run(args: argparse.Namespace, layout: Layout) -> int:
     import shlex
 
+    from store.cli.job_needed import need_plan
     from store.cli.progress import Reporter
     from store.run import command_line
     from store.run.supervisor import Config, Supervisor
 
+    need_plan(layout)  # before looking for Claude Code: outside a job there is nothing to run
     user_args, caps = command_line.split_user_args(claude_args(args.claude_args))
     again = "baton " + shlex.join(getattr(args, "argv", None) or ["run"])
     config = Config(args.claude, os.path.abspath(args.plugin_dir) if args.plugin_dir else "", args.prompt,
@@ -94,8 +108,10 @@ def cmd_run(args: argparse.Namespace, layout: Layout) -> int:
 
 def cmd_session(args: argparse.Namespace, layout: Layout) -> int:
     from store.run import records
+    from store.state import journal
     from store.state.job import Job
 
+    journal.check_note(args.note)
     job = Job(layout, os.environ)
     if args.step is not None and job.plan.step(args.step) is None:
         raise BatonError(f"unknown step {args.step!r}")

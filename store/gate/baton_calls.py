@@ -74,13 +74,10 @@ def safe(args: List[str], next_step: Optional[str], worker: str = "") -> Tuple[b
 
 def once_command(args: List[str]) -> Optional[List[str]]:
     """The argv ``baton once KEY [options] -- CMD...`` runs (``None`` when ``args`` is not such a run)."""
-    if args[:1] != ["once"] or len(args) < 3 or args[1].startswith("-"):
-        return None
-    rest = args[2:]
-    while rest[:1] in (["--id-from"], ["--id-json"]) and len(rest) >= 2:
-        rest = rest[2:]
-    rest = rest[1:] if rest[:1] == ["--"] else rest
-    return rest or None
+    from store.base.once_words import command_start
+
+    start = command_start(args[1:]) if args[:1] == ["once"] else None
+    return args[1 + start:] if start is not None else None
 
 
 def launcher(args: List[str], env: Optional[Mapping[str, str]] = None) -> str:

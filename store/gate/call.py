@@ -13,6 +13,7 @@ import stat
 
 from store.base import paths
 from store.sandbox.code_paths import HOME_CODE, PROJECT_CODE
+from store.sandbox.own_paths import own_paths
 from store.state import approvals
 
 TYPE_CHECKING = False
@@ -93,6 +94,9 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
                                  "`baton record`")
         if any(paths.under(path, d) for d in call.key_dirs):
             return "key", "it is baton's approval key; only a person approves steps, with /baton:approve"
+        if any(paths.under(path, d) for d in own_paths(call.env)):
+            return "own-files", ("it is baton's own code or state (the plugin's folder, its module cache or the "
+                                 "sandbox probe), which every later hook runs or reads outside the sandbox")
     if plan and plan.protect and paths.allowed(real, call.project, call.home, plan.protect):
         return "protect", "the plan's `protect` list covers it"
     if plan and runs_code(call, real):
@@ -102,10 +106,15 @@ def protected(call: Call, real: str, raw_abs: str, plan: Optional[Plan]) -> Opti
 
 
 def runs_code(call: Call, real: str) -> bool:
-    """``real`` is one of the files that make other programs run code later (``code_paths``)."""
+    """``real`` is one of the files that make other programs run code later (``code_paths``), or
+    one of the person's Claude Code settings files, wherever they lie."""
     home = os.path.realpath(call.home)
-    return any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
-        any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE)
+    if any(paths.under(real, os.path.join(call.project, rel)) for rel in PROJECT_CODE) or \
+            any(paths.under(real, os.path.join(home, rel)) for rel in HOME_CODE):
+        return True
+    from store.sandbox.claude_settings import settings_files  # the person's: a --settings file may lie anywhere
+
+    return any(paths.under(real, os.path.realpath(path)) for path in settings_files(call.project, call.env))
 
 
 def hard_link(call: Call, real: str, plan: Optional[Plan]) -> Optional[Tuple[str, str]]:

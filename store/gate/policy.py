@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from store.state.job import Job
 
 SCHEDULERS = ("CronCreate", "ScheduleWakeup")
+PERSON_COMMANDS = ("record", "approve", "plan")  # store.cli.prompt's commands that change the job
 
 
 def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
@@ -71,8 +72,31 @@ def decide(call: Call, plan: Optional[Plan], next_step: Optional[Step],
         if "approve" in text and "baton" in text:
             return refuse("approve", "baton denied scheduling an approval: only a person may approve a step, by "
                                      "typing it.")
+        if scheduled_command(call.input):
+            return refuse("scheduled", "baton denied scheduling a baton command: a prompt that fires later is not "
+                                       "typed by a person, and baton's commands in the prompt (/baton:record, "
+                                       "/record ...) speak for the person (a skip among them). Run `baton record` "
+                                       "yourself when it is time, or leave the step to the person.")
         return tools_check(call, rules)
     return tools_check(call, rules)
+
+
+def scheduled_command(value: Any) -> bool:
+    """A prompt among ``value``'s strings (any field, any depth) that baton's prompt hook would answer
+    as a person's command that changes the job (``/baton:record``, ``/baton:approve``, ``/baton:plan``,
+    a bare ``/record``); ``/baton:brief`` and ``/baton:status`` only read."""
+    if isinstance(value, dict):
+        return any(scheduled_command(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(scheduled_command(v) for v in value)
+    if not isinstance(value, str):
+        return False
+    for word in paths.fold(value).split():
+        name = word.lstrip("/")
+        name = name[len("baton:"):] if name.startswith("baton:") else name if word.startswith("/") else ""
+        if name.startswith(PERSON_COMMANDS):
+            return True
+    return False
 
 
 def external_tool(call: Call, plan: Optional[Plan], rules: Rules, read_only: Optional[Tuple[str, str]],

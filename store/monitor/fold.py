@@ -127,13 +127,19 @@ def _leave(fig: Dict[str, Any], bar: List[Any]) -> None:
     bar[2], bar[3] = max(owner.get("last") or bar[1], bar[1]), "left"
 
 
+def _cut(note: str) -> str:
+    """A note as the figures keep it: its first NOTE_CHARS characters, and a mark when there is more
+    (the ledger keeps it whole: `baton log` shows it)."""
+    return note if len(note) <= NOTE_CHARS else note[: NOTE_CHARS - 1] + "\u2026"
+
+
 def _note(bar: List[Any], status: str, t: float, note: str) -> None:
     """Keep the record's note on its attempt's bar (its sixth item: [status, time, note] each)."""
     if not note:
         return
     if len(bar) < 6:
         bar.append([])
-    bar[5] = (bar[5] + [[status, t, note[:NOTE_CHARS]]])[-KEEP_NOTES:]
+    bar[5] = (bar[5] + [[status, t, _cut(note)]])[-KEEP_NOTES:]
 
 
 def _attempt(fig: Dict[str, Any], step: Dict[str, Any], step_id: str, sid: str, status: str,
@@ -206,7 +212,7 @@ def apply_record(fig: Dict[str, Any], record: Mapping[str, Any], order: Sequence
             step["wait"] += max(t - since, 0.0)
             fig["waits"] = (stored.part(fig, "waits") + [[step_id, since, t]])[-KEEP_BARS * 4:]
         fig["approved"] = sorted(set(fig["approved"]) | {step_id})
-        kept = [t, step_id, sid, str(record.get("note") or "")[:NOTE_CHARS], str(record.get("by") or ""),
+        kept = [t, step_id, sid, _cut(str(record.get("note") or "")), str(record.get("by") or ""),
                 str(record.get("via") or "")[:80]]
         fig["approvals"] = ((stored.part(fig, "approvals") or []) + [kept])[-KEEP_APPROVALS:]
     elif status in ("intent", "result"):
@@ -231,7 +237,7 @@ def _effect(fig: Dict[str, Any], record: Mapping[str, Any], t: float, step_id: s
     code = record.get("exit")
     kept = [t, str(record.get("key") or "")[:200], status, step_id, sid, str(record.get("outcome") or ""),
             code if isinstance(code, int) and not isinstance(code, bool) else None, str(record.get("id") or "")[:120],
-            str(record.get("note") or "")[:NOTE_CHARS], record.get("settles") if isinstance(record.get("settles"), int)
+            _cut(str(record.get("note") or "")), record.get("settles") if isinstance(record.get("settles"), int)
             else None]
     fig["effects"] = ((stored.part(fig, "effects") or []) + [kept])[-KEEP_EFFECTS:]
 

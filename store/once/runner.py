@@ -21,7 +21,7 @@ import shutil
 from store.base.errors import CHECK, BatonError
 from store.base.text import one_line
 from store.monitor import limits, outcomes
-from store.once import execute, ident, redact
+from store.once import binding, execute, ident, redact
 from store.plan.plan import load_plan
 from store.state import journal, keylock, once_keys
 from store.state.brief import progress
@@ -127,8 +127,10 @@ def _limit_guard(layout: Layout, cap: Optional[float]) -> Callable[[Snapshot], N
 
 
 def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[str],
-             id_from: Optional[Pattern[str]], id_json: Optional[str], say: Say, show: Say) -> int:
-    """``baton once KEY -- ARGV``; returns the exit code (see the module docstring)."""
+             id_from: Optional[Pattern[str]], id_json: Optional[str], say: Say, show: Say, reuse: bool = False) -> int:
+    """``baton once KEY -- ARGV``; returns the exit code (see the module docstring). The key is
+    bound to its first run (:mod:`store.once.binding`): another command, folder or step is refused,
+    unless ``reuse`` (``--reuse-key``) says it is the same side effect, whose result is replayed."""
     file_store_only(layout)
     plan = load_plan(layout.plan)
     lock = keylock.KeyLock(layout, check_key(key))
@@ -136,22 +138,29 @@ def run_once(layout: Layout, env: Mapping[str, str], key: str, argv: Sequence[st
     finished = False
     try:
         record, snap = current(layout, key)
+        step = progress(plan, snap).next
+        step_id = step.id if step else "-"
+        now = binding.of(argv, os.getcwd(), layout.project_dir, step_id)
+        bound = binding.stored(record)
+        differs = binding.differences(bound, now, step_id) if bound is not None else []
+        if record is not None and record.get("status") == "intent":  # refused either way: settling comes first
+            say(unknown_message(key, record, snap) + binding.open_differs(record, differs))
+            return UNKNOWN
+        if differs and not reuse:
+            raise BatonError(binding.refusal(key, bound or {}, now, differs))
         if replayable(record):
             assert record is not None
-            say(replay_message(key, record))
+            say(replay_message(key, record) + (" (--reuse-key: it stands for this command too)" if differs else ""))
             show(str(record.get("out_tail") or ""))
             return int(record.get("exit") or 0)
-        if record is not None and record.get("status") == "intent":
-            say(unknown_message(key, record, snap))
-            return UNKNOWN
         _program(argv, env)
         prefix = _sandbox_prefix(env)  # before the intent: a sandbox that cannot be had runs nothing
-        step = progress(plan, snap).next
-        intent = journal.append(layout, step.id if step else "-", "intent", redact.command(argv), sync=True,
-                                guard=_limit_guard(layout, plan.limits.get("external_ops")), key=key)
+        intent = journal.append(layout, step_id, "intent", redact.command(argv), sync=True,
+                                guard=_limit_guard(layout, plan.limits.get("external_ops")), key=key,
+                                bind=now["bind"], cwd=now["cwd"])
         first = snap.first_hash or str(intent["hash"])
-        code, finished = _run_and_record(layout, env, key, (*prefix, *argv), intent, first, (id_from, id_json), say,
-                                         lock.fd)
+        code, finished = _run_and_record(layout, env, key, (*prefix, *argv), {**intent, "cmd": now["cmd"]}, first,
+                                         (id_from, id_json), say, lock.fd)
         return code
     finally:
         lock.release(remove=finished)
@@ -163,10 +172,12 @@ def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequ
     run_env = {**{k: v for k, v in env.items() if k != "BATON_ONCE_PREFIX"},
                "BATON_IDEMPOTENCY_KEY": once_keys.idempotency_key(first_hash, key), "BATON_ONCE_KEY": key}
     step = str(intent["step"])
+    bound = binding.carried(intent)
     try:
         outcome = execute.run(argv, run_env, os.getcwd(), keep_fd=lock_fd)
     except OSError as exc:  # it never started: the key may run again
-        journal.append(layout, step, "result", f"could not start: {exc}"[:300], sync=True, key=key, outcome="retry")
+        journal.append(layout, step, "result", f"could not start: {exc}"[:300], sync=True, key=key, outcome="retry",
+                       **bound)
         raise BatonError(f"cannot run {argv[0]!r}: {exc}; recorded as not run, so the key may run again") from None
     if not outcome.finished:  # ended by a signal: it may be half done (an exit after a forwarded one counts)
         say(f"baton: once {key}: the command was ended by signal {outcome.signal}; its outcome is unknown and "
@@ -175,7 +186,7 @@ def _run_and_record(layout: Layout, env: Mapping[str, str], key: str, argv: Sequ
     found = _external_id(outcome.head, id_options, say)
     fields: Dict[str, Any] = {"key": key, "outcome": "ran", "exit": outcome.exit, "seconds": outcome.seconds,
                               "out_sha256": outcome.sha256, "out_tail": redact.text(outcome.tail),
-                              "err_tail": redact.text(outcome.err_tail)}
+                              "err_tail": redact.text(outcome.err_tail), **bound}
     if found:
         fields["id"] = found
     note = f"exit {outcome.exit}" + (f", id {found}" if found else "")
@@ -201,6 +212,7 @@ def settle(layout: Layout, key: str, outcome: str, evidence: str) -> str:
     again). ``retry`` also reopens a key whose command failed, to try it again on purpose."""
     file_store_only(layout)
     load_plan(layout.plan)
+    journal.check_note(evidence)
     if outcome not in OUTCOMES:
         raise BatonError(f"settle: outcome must be one of {', '.join(OUTCOMES)}, got {outcome!r}")
     if not evidence.strip():
@@ -218,7 +230,7 @@ def settle(layout: Layout, key: str, outcome: str, evidence: str) -> str:
                              "only an unknown outcome, or a failed one with retry, can be settled", CHECK)
         code = {"done": 0, "failed": 1}.get(outcome)
         done = journal.append(layout, str(record.get("step") or "-"), "result", evidence, sync=True, key=key,
-                              outcome=outcome, exit=code, settles=record.get("seq"))
+                              outcome=outcome, exit=code, settles=record.get("seq"), **binding.carried(record))
     finally:
         lock.release(remove=True)
     after = "it may run again" if outcome == "retry" else f"`baton once {key}` now replays exit {code}"

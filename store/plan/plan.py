@@ -331,8 +331,8 @@ def load_plan(path: Union[str, Path]) -> Plan:
         if os.path.islink(path):
             raise PlanError(f"{path}: cannot read the plan: it is a link to {os.readlink(path)!r}, "
                             "which does not exist") from None
-        raise PlanError(f"{path}: no plan here; create one with `baton init STEP...` or `baton init --plan FILE`") \
-            from None
+        raise PlanError(f"{path}: no job here; start one with `baton init STEP...` (the steps in order, e.g. "
+                        "`baton init fetch build test`) or `baton init --plan FILE`") from None
     except OSError as exc:
         raise PlanError(f"{path}: cannot read the plan: {describe(exc)}") from None
     except (Unreadable, UnicodeDecodeError) as exc:

@@ -4,7 +4,8 @@ Everything is read-only (``--ro-bind / /``) but the job's scratch /tmp and /var/
 seen through an overlay whose changes stay in the job, :mod:`store.sandbox.scratch`; a private folder
 where no overlay can be mounted), the home folder's package caches, the step's writable paths and,
 with ``git: rw``, the repository's objects and index. On top,
-always: the never-writable paths read-only, ``.baton/`` read-only, the approval key's folder
+always: the never-writable paths read-only, baton's own code and state outside the project
+(:mod:`store.sandbox.own_paths`) read-only, ``.baton/`` read-only, the approval key's folder
 replaced by an empty read-only tmpfs. No capability is left (``--cap-drop ALL``: a root caller
 could otherwise remount), and the command gets its own pid namespace, so nothing it starts
 outlives it. Later mounts stack on earlier ones, so the order below is the security argument.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from store.sandbox import runs, scratch
+from store.sandbox import own_paths, runs, scratch
 from store.sandbox.mounts import Globs, inside
 from store.sandbox.writable import never_globs, plan_never, plan_writes
 
@@ -40,7 +41,7 @@ SOCKETS = ("/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containe
            "/run/dbus/system_bus_socket", "/run/systemd/private", "/run/snapd.socket")
 HIDDEN_TMP = ("/tmp", "/var/tmp")
 MOUNT_POINTS = (".claude", ".git/hooks", ".git/info", ".git/modules", ".git/worktrees")
-PLUGIN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))  # `baton` works inside too
+PLUGIN = own_paths.PLUGIN  # `baton` works inside too
 
 
 class Policy:
@@ -147,6 +148,21 @@ def _git(policy: Policy, writable: List[str]) -> Tuple[List[str], List[str]]:
     return (["--ro-bind", gitdir, gitdir], []) if inside(gitdir, writable) else ([], [])
 
 
+def _own(policy: Policy) -> List[str]:
+    """baton's own code and state outside the project read-only, wherever they lie (a plugin or a
+    probe cache inside a writable area or a shared cache too): every later hook runs or reads them."""
+    env = {**os.environ, "HOME": policy.home}
+    try:
+        os.makedirs(own_paths.state_dir(env), mode=0o700, exist_ok=True)  # so no command can plant one first
+    except OSError:
+        pass
+    from store.sandbox.claude_settings import settings_files  # the person's, wherever they lie (a --settings file)
+
+    found = [p for p in own_paths.own_paths(env) if os.path.isdir(p)]
+    found += [p for p in (os.path.realpath(f) for f in settings_files(policy.project, env)) if os.path.isfile(p)]
+    return [a for path in found for a in ("--ro-bind", path, path)]
+
+
 def _mount_points(policy: Policy, writable: List[str], git_rw: List[str], walks: List[Walk]) -> List[str]:
     """Make, empty, the never-writable folders of :data:`MOUNT_POINTS` that are missing inside a
     writable area, so they can be bound read-only (a folder created during a command could be read by
@@ -196,6 +212,7 @@ def build(policy: Policy, lock: str = "", run: str = "") -> Built:
     never = plan_never(never_globs(policy.project, policy.home, policy.protect, writable), writable)
     for path in never.ro + [p for p in policy.extra_ro if os.path.lexists(p)]:
         args += ["--ro-bind", path, path]
+    args += _own(policy)
     os.makedirs(policy.key_dir, mode=0o700, exist_ok=True)  # made here, so no command can plant one first
     args += ["--ro-bind", policy.state_dir, policy.state_dir, "--tmpfs", policy.key_dir, "--remount-ro", policy.key_dir]
     args += [a for s in SOCKETS if os.path.exists(s) for a in ("--ro-bind", "/dev/null", s)]

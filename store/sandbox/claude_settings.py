@@ -5,6 +5,11 @@ Sources, as Claude Code 2.1.328 reads them: managed settings, the user's setting
 checked-in settings (its allow rules only once the person trusted the project), the project's
 local settings, and the running CLI's ``--settings``, ``--allowedTools`` and ``--disallowedTools``
 (read from ``/proc/$CLAUDE_PID/cmdline``). Unreadable or malformed files count as empty.
+
+A ``--settings`` file named by a relative path is read from the project's root, where Claude Code
+was started, never from the hook's current folder (it follows the model's ``cd``, and a settings
+file planted there could turn baton's sandbox off). Every file read here is one the model must not
+write (:func:`settings_files`): the gate refuses it and the sandbox binds it read-only.
 """
 
 from __future__ import annotations
@@ -117,7 +122,7 @@ def split_rule_list(text: str) -> List[str]:
     return [r.strip() for r in [*rules, current] if r.strip()]
 
 
-def _apply_cli(found: PersonRules, argv: List[str]) -> None:
+def _apply_cli(found: PersonRules, argv: List[str], project: str) -> None:
     kind = None
     for i, arg in enumerate(argv):
         name, eq, value = arg.partition("=")
@@ -129,7 +134,7 @@ def _apply_cli(found: PersonRules, argv: List[str]) -> None:
             continue
         if name == "--settings" and (eq or i + 1 < len(argv)):
             text = value if eq else argv[i + 1]
-            settings = _parse_settings(text)
+            settings = _parse_settings(text, project)
             _apply(found, settings, "--settings")
         if arg.startswith("-"):
             kind = None
@@ -138,14 +143,38 @@ def _apply_cli(found: PersonRules, argv: List[str]) -> None:
                 found.add(kind, rule, "command line")
 
 
-def _parse_settings(text: str) -> Dict[str, Any]:
+def _parse_settings(text: str, project: str) -> Dict[str, Any]:
     if text.lstrip().startswith("{"):
         try:
             data = jsonc.loads(text)
         except ValueError:
             return {}
         return data if isinstance(data, dict) else {}
-    return _read(text)
+    return _read(os.path.join(project, os.path.expanduser(text)))
+
+
+def cli_settings_files(argv: List[str], project: str) -> List[str]:
+    """The files the CLI's ``--settings`` names (inline JSON aside), as :func:`_parse_settings` reads them."""
+    found = []
+    for i, arg in enumerate(argv):
+        name, eq, value = arg.partition("=")
+        if name == "--settings" and (eq or i + 1 < len(argv)):
+            text = value if eq else argv[i + 1]
+            if text and not text.lstrip().startswith("{"):
+                found.append(os.path.join(project, os.path.expanduser(text)))
+    return found
+
+
+def settings_files(project: str, env: Mapping[str, str]) -> List[str]:
+    """Every settings file :func:`load` reads for ``project``: the person's, which decide whether
+    baton's sandbox runs and which commands run unasked, so no tool may write them."""
+    home = env.get("HOME") or os.path.expanduser("~")
+    config_dir = env.get("CLAUDE_CONFIG_DIR") or os.path.join(home, ".claude")
+    found = [os.path.join(config_dir, "settings.json"), os.path.join(project, ".claude", "settings.json"),
+             os.path.join(project, ".claude", "settings.local.json")]
+    if env.get("CLAUDE_PID"):
+        found += cli_settings_files(cli_arguments(env["CLAUDE_PID"]), project)
+    return found
 
 
 def load(project: str, env: Mapping[str, str]) -> PersonRules:
@@ -161,5 +190,5 @@ def load(project: str, env: Mapping[str, str]) -> PersonRules:
     _apply(found, shared, "project", allow_ok=wants_allow and trusted(project, config_dir, home))
     _apply(found, _read(os.path.join(project, ".claude", "settings.local.json")), "local")
     if env.get("CLAUDE_PID"):
-        _apply_cli(found, cli_arguments(env["CLAUDE_PID"]))
+        _apply_cli(found, cli_arguments(env["CLAUDE_PID"]), project)
     return found

@@ -6,7 +6,9 @@ mounts); then whether the job's /tmp can be an overlay of the host's
 (:func:`overlay`; ``tmp`` says why not, and the sandbox then gives a private /tmp
 instead). The answer is cached in ``$XDG_STATE_HOME/baton/sandbox-probe.json`` (never writable
 from inside the sandbox, so a command cannot force the fallback), keyed by bwrap's file, the kernel
-and the user, for a day. Only absolute, system locations of ``bwrap`` are used, never PATH.
+and the user, for a day. That folder is baton's own state (:mod:`store.sandbox.own_paths`): no tool
+writes it, so a forged "cannot run" cannot turn the sandbox off. Only absolute, system locations of
+``bwrap`` are used, never PATH.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import os
 
 from store.base import jsonc
+from store.sandbox.own_paths import state_dir
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,11 +39,6 @@ class Probe:
 
     def __init__(self, ok: bool, bwrap: str, why: str, tmp: str = "") -> None:
         self.ok, self.bwrap, self.why, self.tmp = ok, bwrap, why, tmp
-
-
-def state_dir(env: Mapping[str, str]) -> str:
-    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "baton")
 
 
 def cache_path(env: Mapping[str, str]) -> str:

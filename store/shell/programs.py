@@ -47,7 +47,7 @@ def _is_store(word: Word) -> bool:
 
 def baton(cmd: Command, name: str, args: list[Word]) -> None:
     """The baton CLI writes its own files: recorded in ``Scan.baton`` for the caller to judge.
-    ``baton once KEY [--id-from X | --id-json X] [--] CMD ...`` runs CMD: it is analysed too."""
+    ``baton once KEY [--id-from X | --id-json X] [--reuse-key] [--] CMD ...`` runs CMD: it is analysed too."""
     cmd.baton(("baton",) + tuple(w.text for w in args))
     sub = args[0].literal() if args else ""
     if sub is None:
@@ -60,13 +60,12 @@ def baton(cmd: Command, name: str, args: list[Word]) -> None:
 
 
 def _once_command(args: list[Word]) -> list[Word]:
-    """The command ``baton once`` runs (nothing for ``--settle`` or ``--help``)."""
-    if not args or (args[0].literal() or "").startswith("-"):
-        return []
-    rest = args[1:]
-    while len(rest) >= 2 and rest[0].literal() in ("--id-from", "--id-json"):
-        rest = rest[2:]
-    return rest[1:] if rest and rest[0].literal() == "--" else rest
+    """The command ``baton once`` runs (nothing for ``--settle`` or ``--help``): where the CLI
+    starts it (:mod:`store.base.once_words`), a computed word ending the options."""
+    from store.base.once_words import command_start
+
+    start = command_start([w.literal() for w in args])
+    return args[start:] if start is not None else []
 
 
 def family(name: str) -> Handler | None:

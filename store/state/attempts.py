@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 
-from store.state.snapshot import STEP_STATUSES, Snapshot
+from store.state.snapshot import STEP_STATUSES, Snapshot, note_view
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -53,8 +53,9 @@ def retry_of(snap: Snapshot, fields: Mapping[str, Any], now: Optional[float] = N
     prior = snap.steps.get(fields["step"])
     if fields["status"] not in STEP_STATUSES or prior is None:
         return None
-    if (prior.get("status"), prior.get("note"), prior.get("session") or "") != (
-            fields["status"], fields["note"], fields["session"]):
+    note = note_view(fields["note"])  # the snapshot keeps a long note's start and digest
+    if (prior.get("status"), prior.get("note"), prior.get("note_sha"), prior.get("session") or "") != (
+            fields["status"], note["note"], note.get("note_sha"), fields["session"]):
         return None
     since = (time.time() if now is None else now) - epoch(prior.get("ts"))
     return {"step": fields["step"], **prior} if -SLACK_SECONDS <= since <= RETRY_SECONDS else None

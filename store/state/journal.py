@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 
     Chosen = Tuple[str, str, str, Dict[str, Any]]  # step, status, note, extra fields
 
-NOTE_CAP = 300
+NOTE_MAX = 2000  # characters of a note given to baton, kept whole; a longer one is refused (check_note)
+COMPOSED_MAX = NOTE_MAX + 1000  # a note baton composes (a validate failure's summary before the note given)
 STATUSES = STEP_STATUSES  # what `record` accepts; baton writes approved and stop itself
 INLINE_BYTES = 1 << 20  # ledger bytes a reader applies itself; beyond, it reads quickly and rebuilds aside
 QUICK_SECONDS = 1.0  # how long a quick read may search the ledger before answering with what it has
@@ -50,8 +51,23 @@ def now_iso() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def check_note(note: str) -> str:
+    """``note`` as given by a person or the model: kept whole, or refused before anything is
+    recorded (a note is not a log: the ledger is read from its end, line by line)."""
+    if len(note) > NOTE_MAX:
+        raise BatonError(f"the note has {len(note):,} characters and a note is kept whole up to {NOTE_MAX:,}, so "
+                         "nothing was recorded: keep it to what a reader needs and put the rest in a file (with "
+                         "done, name that file with --artifact FILE)")
+    return note
+
+
 def cap_note(note: str) -> str:
-    return note if len(note) <= NOTE_CAP else note[: NOTE_CAP - 1] + "\u2026"
+    """A note as the ledger keeps it: whole up to :data:`COMPOSED_MAX` (notes given to baton are
+    shorter, see :func:`check_note`); text baton composed beyond that is cut, and says so."""
+    if len(note) <= COMPOSED_MAX:
+        return note
+    said = f" [cut: {len(note):,} characters in all]"
+    return note[: COMPOSED_MAX - len(said) - 1] + "\u2026" + said
 
 
 def fsync_enabled() -> bool:

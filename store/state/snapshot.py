@@ -33,6 +33,7 @@ STEP_STATUSES = ("running", "done", "failed", "skipped")  # system records (stop
 ONCE_STATUSES = ("intent", "result")  # written by `baton once`; they leave steps alone too
 KEEP_ONCE_RESULTS = 5  # the latest results, for the brief's ONCE line
 OPEN_NOTE = 80  # characters of an open intent's command kept for the brief
+SNAP_NOTE = 300  # characters of a step's note kept here, for the brief; the ledger keeps the note whole
 
 
 class Snapshot(Value):
@@ -75,6 +76,7 @@ class Snapshot(Value):
         at = start if start is not None else end_offset - len(format_line(record))
         step, status = str(record.get("step", "")), str(record.get("status", ""))
         brief = {k: record.get(k) for k in LAST_KEYS}
+        brief.update(note_view(record.get("note")))
         claims.fold(self.claims, record)
         if status == "approved":
             self.approvals[step] = {k: record.get(k) for k in ("seq", "ts", "by", "via", "session", "sig", "scope",
@@ -153,6 +155,18 @@ class Snapshot(Value):
         if not all(check(data[name]) for name, check in CHECKS.items()):
             return None
         return cls(**data)
+
+
+def note_view(note: Any) -> Dict[str, Any]:
+    """What the snapshot keeps of a record's note: the note, or, past :data:`SNAP_NOTE` characters,
+    its start and a digest of the whole (so a retry is still told from a new note). Every hook
+    reads this file, so its size must not follow the length of the notes."""
+    if not isinstance(note, str) or len(note) <= SNAP_NOTE:
+        return {"note": note}
+    from store.ledger.sealing import sha256_maker
+
+    whole = sha256_maker()(note.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return {"note": note[: SNAP_NOTE - 1] + "\u2026", "note_sha": whole}
 
 
 def key_digest(key: str) -> str:

@@ -9,6 +9,7 @@ DEGRADED; when it is back, the queue is written in order and nothing twice.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Dict, List
 import psycopg
 import pytest
 
-from store.backend import choice, driver
+from store.backend import choice, driver, psycopg_home
 from store.backend.local import Local
 from store.backend.postgres import SharedJob
 from store.base.errors import BatonError
@@ -82,9 +83,16 @@ def test_without_psycopg_one_line_says_how_to_install_it(monkeypatch: pytest.Mon
     monkeypatch.setitem(sys.modules, "psycopg", None)  # what an interpreter without it raises: ImportError
     with pytest.raises(BatonError) as caught:
         driver.psycopg()
-    assert caught.value.message == (
-        f"the PostgreSQL store needs psycopg 3, which {sys.executable} cannot import; install it with "
-        f"`{sys.executable} -m pip install 'psycopg[binary]'` (or unset BATON_DATABASE_URL and BATON_STORE)")
+    message = caught.value.message
+    version = f"Python {sys.version_info[0]}.{sys.version_info[1]}"
+    assert message.startswith(f"the PostgreSQL store needs psycopg 3, which {sys.executable} ({version}) cannot "
+                              "import (looked in "), message
+    assert "\n" not in message and message.endswith(
+        "or unset BATON_DATABASE_URL and BATON_STORE to keep the job in files")
+    # the tests run in a virtual environment: its own pip (Debian's python3: tests/backend/test_psycopg_install.py)
+    assert f"install it with `{psycopg_home.install_line(os.environ)}`" in message
+    assert psycopg_home.install_line(os.environ) == f"{psycopg_home.interpreter_venv()}/bin/python -m pip install " \
+        "'psycopg[binary]'"
 
 
 def test_a_plan_without_a_job_id_is_refused(baton: Baton, sandbox: Sandbox, pg_url: str) -> None:

@@ -261,10 +261,10 @@ def test_log_prints_the_last_records(baton: Baton, sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize("args, words", [
     ((), ["missing command"]),
-    (("frobnicate",), ["invalid choice", "frobnicate"]),
+    (("frobnicate",), ["unknown command 'frobnicate'", "(one of: init, record"]),
     (("record", "a"), ["required", "STATUS"]),
     (("log", "-n", "many"), ["invalid int value"]),
-    (("status", "--yaml"), ["unrecognized arguments"]),
+    (("status", "--yaml"), ["unrecognized argument for `baton status`: '--yaml'"]),
 ])
 def test_bad_usage_is_one_line(baton: Baton, args: List[str], words: List[str]) -> None:
     _one_error_line(baton(*args), 2, *words)

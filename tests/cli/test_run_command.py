@@ -54,7 +54,7 @@ def test_the_step_defaults_to_next_and_bad_input_is_one_line(job: Sandbox, baton
 
 def test_run_without_a_plan_or_without_claude_says_so(sandbox: Sandbox, baton: Baton, tmp_path: Path) -> None:
     no_plan = baton("run", "--claude", sys.executable)
-    assert no_plan.code == 2 and "no plan at" in no_plan.err and "baton init" in no_plan.err
+    assert no_plan.code == 2 and "no job here" in no_plan.err and "baton init" in no_plan.err
     assert baton("init", "a").code == 0
     missing = baton("run", "--claude", str(tmp_path / "no-claude-here"))
     assert missing.code == 2 and "cannot find Claude Code" in missing.err and "--claude PATH" in missing.err

@@ -28,7 +28,8 @@ def hook(event: str, payload: Mapping[str, Any], project: Path, env: Optional[Ma
     if matcher_tool:
         groups = [g for g in groups if matcher_tool in str(g.get("matcher", "")).split("|")]
     entry = groups[0]["hooks"][0]
-    args = [str(a).replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"]]
+    # hooks.json: /bin/sh -c LAUNCH <bootstrap> ROOT EVENT, which runs python3 -S -c <bootstrap> ROOT EVENT
+    args = ["-S", "-c", *[str(a).replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in entry["args"][2:]]]
     full = {**(env or os.environ), "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(REPO),
             "CLAUDE_CODE_SESSION_ID": str(payload.get("session_id", SESSION))}
     body = {"session_id": SESSION, "transcript_path": "", "cwd": str(project), "hook_event_name": event, **payload}

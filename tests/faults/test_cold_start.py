@@ -53,11 +53,11 @@ def _install(project: Path, ledger: bytes, state: bytes = b"") -> location.Layou
 
 
 def _session_start(project: Path, home: Path) -> Tuple[subprocess.Popen[bytes], float]:
-    """Start the SessionStart hook as hooks.json starts it (python3 -S -c <bootstrap> ROOT SessionStart)."""
+    """Start the SessionStart hook as hooks.json's launcher starts it (python3 -S -c <bootstrap> ROOT SessionStart)."""
     payload = {"session_id": "cold-1", "transcript_path": str(home / "t.jsonl"), "cwd": str(project),
                "hook_event_name": "SessionStart", "source": "startup"}
     env = {**os.environ, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(REPO)}
-    args = [a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in BOOTSTRAP]
+    args = ["-S", "-c", *[a.replace("${CLAUDE_PLUGIN_ROOT}", str(REPO)) for a in BOOTSTRAP[2:]]]  # sh's python3
     stdin = home / "session-start.json"
     stdin.write_text(json.dumps(payload))
     with open(stdin, "rb") as handle:

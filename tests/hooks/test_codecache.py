@@ -109,7 +109,9 @@ def test_nothing_is_written_when_bytecode_writing_is_off(root: Path) -> None:
     assert not cache_file(root).exists()
 
 
-def test_the_file_follows_pythons_bytecode_prefix(root: Path, tmp_path: Path) -> None:
+def test_the_file_follows_pythons_bytecode_prefix_outside_the_hooks(root: Path, tmp_path: Path) -> None:
+    """For a program that keeps the prefix (not the hooks: their bootstrap switches it off, see
+    tests/hooks/test_hook_persistence.py) the file is where Python puts a ``.pyc``."""
     prefix = tmp_path / "prefix"
     run(root, PYTHONPYCACHEPREFIX=str(prefix))
     assert not cache_file(root).exists()
@@ -143,7 +145,7 @@ def test_the_hook_command_answers_the_same_from_the_file(root: Path, tmp_path: P
     payload = {"session_id": "s", "transcript_path": "", "cwd": str(project), "hook_event_name": "PreToolUse",
                "tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_use_id": "t1"}
     (entry,) = commands_for(root / "hooks" / "hooks.json", "PreToolUse", payload, str(tmp_path))
-    args = [a.replace("${CLAUDE_PLUGIN_ROOT}", str(root)) for a in entry["args"]]
+    args = ["-S", "-c", *[a.replace("${CLAUDE_PLUGIN_ROOT}", str(root)) for a in entry["args"][2:]]]  # sh's python3
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env.update(CLAUDE_PROJECT_DIR=str(project), HOME=str(tmp_path))
     answers = [subprocess.run([sys.executable, *args], input=json.dumps(payload), env=env, cwd=project,

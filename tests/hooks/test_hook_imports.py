@@ -48,7 +48,8 @@ JOB = frozenset({"store.base.errors", "store.state.job", "store.state.journal", 
 GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "store.gate.call", "store.gate.files",
                   "store.gate.rules", "store.sandbox", "store.sandbox.code_paths", "store.base.paths",
                   # the table of tools, and the decisions for the reading tools and the other shells
-                  "store.gate.toolset", "store.gate.reads", "store.gate.shells"})
+                  "store.gate.toolset", "store.gate.reads", "store.gate.shells",
+                  "store.sandbox.own_paths"})  # the plugin's folder and the probe, which no tool writes
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters",
                       "store.monitor.api_errors"})  # the brief's LIMIT and API ERROR lines come from the counters
 BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
@@ -71,6 +72,7 @@ SANDBOX = frozenset({"store.gate.baton_calls", "store.sandbox.claude_settings", 
 # the brief says whether the sandbox can run here (store.sandbox.mode, without the Bash gate), and the
 # start is noted for the job's figures
 BRIEF_GATES = frozenset({"store.sandbox", "store.sandbox.mode", "store.sandbox.claude_settings", "store.sandbox.probe",
+                         "store.sandbox.own_paths",
                          "store.cli", "store.cli.views", "store.monitor.alerts", "store.monitor.watch"})
 ALERTS = frozenset({"store.monitor.alerts", "store.monitor.clock"})  # raised once per condition, for the person
 # the Stop hook folds the session's transcripts into the job's figures (by path strings: no pathlib)
@@ -97,7 +99,8 @@ CASES: Dict[str, Any] = {
                                       # command, so the report draws no empty session for it
                                       | {"store.base.durable"} | LOCKS),
     "PreToolUse Write": ("PreToolUse", "pre_tool_use_write", {}, GATE | {"store.state.approvals"},
-                         GATE | JOB | COUNTERS | {"store.sandbox.runs"}),  # waits while a sandboxed command runs
+                         GATE | JOB | COUNTERS | {"store.sandbox.runs",  # waits while a sandboxed command runs
+                                                  "store.sandbox.claude_settings"}),  # the person's settings files
     "PreToolUse Bash": ("PreToolUse", "pre_tool_use_bash", {},
                         GATE | SHELL | {"store.plan.rules", "store.base.errors", "store.state.approvals"},
                         GATE | JOB | COUNTERS | SHELL | SANDBOX),

@@ -112,10 +112,9 @@ def test_recorders_match_the_write_tools() -> None:
 def test_every_hook_is_exec_form_with_the_inline_bootstrap(index: int) -> None:
     event, _, entry = entries()[index]
     assert entry["type"] == "command"
-    assert entry["command"] == "python3", "exec form: the executable alone, no shell"
-    assert " " not in entry["command"]
+    assert entry["command"] == "/bin/sh", "exec form: the launcher alone (dev/hooks_json.py)"
     args = entry["args"]
-    assert args[:2] == ["-S", "-c"]
+    assert args[:2] == ["-c", 'here=$PWD; cd / || exit 1; exec python3 -S -c "$0" "$@" "$here"']
     assert args[2] == (REPO / "hooks" / "bootstrap.py").read_text(encoding="utf-8")
     assert args[3:] == ["${CLAUDE_PLUGIN_ROOT}", event]
     assert isinstance(entry["timeout"], int) and 0 < entry["timeout"] <= 600

@@ -30,8 +30,9 @@ RUNS = 100
 AT_ONCE = 4
 KEYS = 24
 CODES = (0, 1, 4)  # the command's exit code for a key (never 2 or 3, baton's own)
-# appends its key first (one write), then works a while, prints its id, exits with the key's code
-COMMAND = 'echo "$BATON_ONCE_KEY $$" >> runs.txt; sleep "$1"; echo "id-$$"; exit "$2"'
+# appends its key first (one write), then works a while, prints its id, exits with the key's code; how long
+# it works comes from the environment, so every run of a key is the same command (a key is bound to its command)
+COMMAND = 'echo "$BATON_ONCE_KEY $$" >> runs.txt; sleep "${WORK_SECONDS:-0}"; echo "id-$$"; exit "$1"'
 
 
 class Run(NamedTuple):
@@ -47,8 +48,8 @@ def code_of(key: str) -> int:
 
 def start(plugin: Path, project: Path, key: str, rng: random.Random) -> subprocess.Popen[str]:
     argv = [sys.executable, str(plugin / "bin" / "baton"), "once", key, "--id-from", r"id-(\d+)", "--",
-            "sh", "-c", COMMAND, "sh", f"{rng.uniform(0, 0.25):.3f}", str(code_of(key))]
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+            "sh", "-c", COMMAND, "sh", str(code_of(key))]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "WORK_SECONDS": f"{rng.uniform(0, 0.25):.3f}"}
     return subprocess.Popen(argv, cwd=str(project), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
 
@@ -114,7 +115,7 @@ def test_sigkill_at_random_moments_never_runs_a_side_effect_twice(baton: Baton, 
     assert [k for k in counts if latest[k] is None] == []  # a command never ran before its intent was on disk
     for key, record in latest.items():
         before = runs_per_key(project).get(key, 0)
-        again = baton("once", key, "--", "sh", "-c", COMMAND, "sh", "0", str(code_of(key)))
+        again = baton("once", key, "--", "sh", "-c", COMMAND, "sh", str(code_of(key)))
         if record is None:
             assert again.code == code_of(key) and runs_per_key(project)[key] == 1  # never started: runs now
         elif record["status"] == "intent":

@@ -61,7 +61,7 @@ def test_it_runs_once_and_replays_the_stored_result(baton: Baton, job: Path) -> 
     assert first.out.startswith("progress: sending\n") and '"id": "msg-' in first.out  # streamed through
     ident = json.loads(first.out.splitlines()[-1])["data"]["id"]
     assert f"baton: once mail-1 ran (record #2): exit 7, id {ident}" in first.err
-    second = baton("once", "mail-1", "--id-json", "data.id", "--", *effect(0))
+    second = baton("once", "mail-1", "--id-json", "data.id", "--", *effect(7))  # the same call: bound to the key
     assert second.code == 7 and runs(job) == ["mail-1"]
     assert second.out == first.out  # the stored tail of its output (it was short)
     assert second.err.startswith("baton: once mail-1 ran at ") and f"exit 7, id {ident}. Not run again" in second.err
@@ -110,7 +110,7 @@ def test_a_run_killed_between_intent_and_result_is_unknown_until_settled(
 
     settled = baton("once", "--settle", "mail-2", "done", "the mail is in the outbox")
     assert settled.code == 0 and settled.out.startswith("settled once mail-2 done (record #2)")
-    replay = baton("once", "mail-2", "--", *effect(5))
+    replay = baton("once", "mail-2", "--", *effect(0, 30))  # what the key ran
     assert replay.code == 0 and runs(job) == ["mail-2"] and "was settled done" in replay.err
     assert "the mail is in the outbox" in replay.err
     assert "UNKNOWN" not in baton("brief").out
@@ -119,7 +119,7 @@ def test_a_run_killed_between_intent_and_result_is_unknown_until_settled(
 def test_settle_failed_replays_a_failure_and_retry_runs_again(baton: Baton, job: Path, plugin_copy: Path) -> None:
     kill_between(plugin_copy, job, "a")
     assert baton("once", "--settle", "a", "failed", "the API said 500").code == 0
-    assert baton("once", "a", "--", *effect(0)).code == 1 and runs(job) == ["a"]
+    assert baton("once", "a", "--", *effect(0, 30)).code == 1 and runs(job) == ["a"]
     retried = baton("once", "--settle", "a", "retry", "it did not happen: no message id at the provider")
     assert retried.code == 0 and "it may run again" in retried.out
     assert baton("once", "a", "--", *effect(0)).code == 0 and runs(job) == ["a", "a"]
@@ -166,7 +166,7 @@ def test_help_and_no_plan(baton: Baton, sandbox: Sandbox) -> None:
     shown = baton("once", "--help")
     assert shown.code == 0 and "Exit codes" in shown.out and "--settle" in shown.out
     missing = baton("once", "k", "--", "true")
-    assert missing.code == 2 and "no plan here" in missing.err
+    assert missing.code == 2 and "no job here" in missing.err
 
 
 def test_the_same_key_at_the_same_time_runs_once_and_all_get_its_result(job: Path, plugin_copy: Path) -> None:

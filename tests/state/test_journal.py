@@ -70,10 +70,20 @@ def test_append_records_the_session_from_the_environment(monkeypatch: pytest.Mon
     assert [r["session"] for r in _records(layout.ledger)] == ["sess-1234", ""]
 
 
-def test_long_notes_are_capped() -> None:
-    record = journal.append(_layout(), "a", "done", "x" * 1000)
-    assert record["note"] == "x" * (journal.NOTE_CAP - 1) + "\u2026"
-    assert _records(_layout().ledger)[0]["note"] == record["note"]
+def test_notes_are_kept_whole_and_what_baton_composes_beyond_is_cut_visibly() -> None:
+    whole = journal.append(_layout(), "a", "done", "x" * journal.COMPOSED_MAX)
+    assert whole["note"] == "x" * journal.COMPOSED_MAX
+    record = journal.append(_layout(), "b", "done", "y" * 5000)
+    assert record["note"].endswith("y\u2026 [cut: 5,000 characters in all]") and len(record["note"]) == \
+        journal.COMPOSED_MAX
+    assert [r["note"] for r in _records(_layout().ledger)] == [whole["note"], record["note"]]
+
+
+def test_a_note_given_to_baton_is_whole_or_refused() -> None:
+    assert journal.check_note("n" * journal.NOTE_MAX) == "n" * journal.NOTE_MAX
+    with pytest.raises(BatonError) as caught:
+        journal.check_note("n" * (journal.NOTE_MAX + 1))
+    assert "2,001 characters" in caught.value.message and "nothing was recorded" in caught.value.message
 
 
 def test_append_saves_a_snapshot_that_matches_a_rebuild() -> None:
@@ -374,7 +384,7 @@ def test_a_nasty_note_is_one_record_that_round_trips(note: str) -> None:
 # any character, with line breaks, separators, controls and record-shaped text drawn often
 NASTY_CHARS = "\n\r\x00\x0b\x0c\x1c\x1d\x1e\x1b\x7f\x85\u2028\u2029\ufeff\u202e"
 FORGERIES = ['{"seq":2,"step":"b","status":"done"}', "NEXT: z", "LAST: b done", "\r\nDONE: a, b"]
-NOTE_TEXT = (st.text(st.characters() | st.sampled_from(NASTY_CHARS), max_size=journal.NOTE_CAP)
+NOTE_TEXT = (st.text(st.characters() | st.sampled_from(NASTY_CHARS), max_size=journal.NOTE_MAX)
              | st.builds("{}\n{}".format, st.text(max_size=20), st.sampled_from(FORGERIES)))
 
 

@@ -189,9 +189,9 @@ def test_cli_init_in_a_new_git_project_under_another_job_makes_its_own(baton: Ba
 def test_cli_without_a_job_names_the_one_it_does_not_use(baton: Baton, nested: Path) -> None:
     run = baton("brief", cwd=nested / "repo")
     assert run.code == 2 and run.out == ""
-    assert run.err == (f"baton: {nested / 'repo' / '.baton' / 'plan.json'}: no plan here; {nested / '.baton'} is "
-                       "another job's, outside this project; create one with `baton init STEP...` or "
-                       "`baton init --plan FILE`\n")
+    assert run.err == (f"baton: {nested / 'repo' / '.baton' / 'plan.json'}: no job here; {nested / '.baton'} is "
+                       "another job's, outside this project; start one with `baton init STEP...` (the steps in "
+                       "order, e.g. `baton init fetch build test`) or `baton init --plan FILE`\n")
 
 
 # ---------------------------------------------------------------- paths as strings, as pathlib gives them

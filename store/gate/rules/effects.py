@@ -27,12 +27,10 @@ ONCE = lazy(r"(?:\S*/)?baton\s+once\s|python\S*\s+\S*store/?\s+once\s")
 def once_inner(argv: Sequence[str]) -> str:
     """The command a ``baton once`` invocation (``("baton", "once", KEY, ...)``) runs, as text;
     empty for ``--settle`` and ``--help``, which run nothing."""
-    if len(argv) < 3 or argv[1] != "once" or argv[2].startswith("-"):
-        return ""
-    rest = list(argv[3:])  # after baton, once and the key
-    while len(rest) >= 2 and rest[0] in ("--id-from", "--id-json"):
-        rest = rest[2:]
-    return " ".join(rest[1:] if rest[:1] == ["--"] else rest)
+    from store.base.once_words import command_start
+
+    start = command_start(argv[2:]) if len(argv) >= 3 and argv[1] == "once" else None
+    return " ".join(argv[2 + start:]) if start is not None else ""
 
 
 def lone_once_inner(command: str, scan: Scan) -> str:

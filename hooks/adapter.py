@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
 MAX_STDIN = 64 * 1024 * 1024  # a 10 MB Write arrives twice in PostToolUse (content and result), JSON-escaped
+IN_HOOK = False  # set by main(): this process is one hook call (its database time is bounded as a whole)
 MODULES = {
     "SessionStart": "session_start",
     "PreToolUse": "pre_tool_use",
@@ -174,6 +175,9 @@ def too_large(event: str, size: int) -> Optional[Dict[str, Any]]:
 def main(event: str) -> int:
     """The hook process's entry (see the bootstrap in hooks.json)."""
     import gc  # built in
+
+    global IN_HOOK
+    IN_HOOK = True  # store.backend.budget gives the whole process one deadline for the database
 
     # A hook process loads a few thousand long-lived objects (its modules) and makes little
     # garbage; the collector's passes over them cost a Bash gate call about 1.8 ms. Collect after

@@ -182,3 +182,27 @@ def pg_cluster() -> Iterator[Cluster]:
 def pg_url(pg_cluster: Cluster) -> str:
     """The URL of a new, empty database on ``pg_cluster``."""
     return pg_cluster.createdb()
+
+
+@pytest.fixture(scope="session")
+def outage_cluster() -> Iterator[Cluster]:
+    """The fault tests' own server (tests/faults kill it, freeze it and fill its clients' disks,
+    which ``pg_cluster``'s users must never see)."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.thaw()
+        cluster.remove()
+
+
+@pytest.fixture
+def server(outage_cluster: Cluster) -> Iterator[Cluster]:
+    """A server to kill, stop or freeze: running when the test starts, running again after it."""
+    outage_cluster.thaw()
+    if not outage_cluster.running():
+        outage_cluster.start()
+    yield outage_cluster
+    outage_cluster.thaw()
+    if not outage_cluster.running():
+        outage_cluster.start()

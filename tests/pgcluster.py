@@ -12,6 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -41,7 +42,9 @@ def free_port() -> int:
 
 
 class Cluster:
-    """One server: ``url(name)`` for a database, ``createdb()`` for a new one, ``restart()``, ``stop()``."""
+    """One server: ``url(name)`` for a database, ``createdb()`` for a new one, ``restart()``, ``stop()``;
+    and the faults a machine meets: ``kill()`` (every server process SIGKILLed, as a crash),
+    ``freeze()`` and ``thaw()`` (every server process SIGSTOPped, then SIGCONTinued)."""
 
     def __init__(self) -> None:
         self.bin = bindir()
@@ -83,8 +86,61 @@ class Cluster:
                    "60", "restart"])
 
     def stop(self, mode: str = "fast") -> None:
-        if (self.data / "postmaster.pid").exists():
+        if self.running():  # not after kill(): its pid file stays behind
             self._run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop"])
+
+    def processes(self) -> List[int]:
+        """The postmaster's pid first, then its children's (read from /proc)."""
+        try:
+            postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return []
+        children = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    status = Path(f"/proc/{entry}/status").read_text()
+                except OSError:
+                    continue
+                if f"\nPPid:\t{postmaster}\n" in status:
+                    children.append(int(entry))
+        return [postmaster, *children]
+
+    def running(self) -> bool:
+        return any(_alive(pid) for pid in self.processes()[:1])
+
+    def kill(self) -> None:
+        """SIGKILL every server process (a crash: no shutdown, the next start recovers)."""
+        for pid in self.processes():
+            _signal(pid, signal.SIGKILL)
+        self._gone()
+        # the dead postmaster may stay a zombie (a container's init need not reap it), and the next
+        # start would take its pid for a live server: its lock files go, as a reboot would clear them
+        for stale in (self.data / "postmaster.pid", self.root / f".s.PGSQL.{self.port}.lock",
+                      self.root / f".s.PGSQL.{self.port}"):
+            stale.unlink(missing_ok=True)
+
+    def freeze(self) -> None:
+        """SIGSTOP every server process: connections are accepted by the kernel and never answered."""
+        for pid in self.processes():  # the postmaster first: it forks no new backend meanwhile
+            _signal(pid, signal.SIGSTOP)
+
+    def thaw(self) -> None:
+        for pid in self.processes():
+            _signal(pid, signal.SIGCONT)
+
+    def backend(self, pid: int) -> None:
+        """Freeze one backend (the server process of one connection), the rest running."""
+        _signal(pid, signal.SIGSTOP)
+
+    def _gone(self) -> None:
+        import time
+
+        deadline = time.monotonic() + 30
+        while any(_alive(pid) for pid in self.processes()):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server's processes did not die")
+            time.sleep(0.05)
 
     def remove(self) -> None:
         try:
@@ -106,6 +162,21 @@ class Cluster:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+
+def _signal(pid: int, number: int) -> None:
+    try:
+        os.kill(pid, number)
+    except ProcessLookupError:
+        pass
+
+
+def _alive(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        return "\nState:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
 
 
 def start_cluster() -> Cluster:

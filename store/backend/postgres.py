@@ -11,14 +11,14 @@ clone's queue is never applied twice). Lock order, always: a step's claim row, t
 
 from __future__ import annotations
 
-from store.backend import driver
+from store.backend import budget, driver
 from store.base import jsonc
 from store.base.errors import CHECK, BatonError
 from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator, List, Optional, Sequence, Tuple, TypeVar
+    from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
     T = TypeVar("T")
 
@@ -75,12 +75,14 @@ def _pipeline(conn: Any) -> Any:
 
 
 class Head(Frozen):
-    """The end of a job's chain as the database holds it, with its snapshot (``None`` when absent)."""
+    """The end of a job's chain as the database holds it, with its snapshot (``None`` when absent),
+    and the server's clock when it was read (seconds since 1970; 0 when not read): records take
+    their time from it, so every clone's records and leases share one clock."""
 
-    __slots__ = ("seq", "hash", "snapshot")
+    __slots__ = ("seq", "hash", "snapshot", "now")
 
-    def __init__(self, seq: int, hash: str, snapshot: Optional[str]) -> None:
-        self.seq, self.hash, self.snapshot = seq, hash, snapshot
+    def __init__(self, seq: int, hash: str, snapshot: Optional[str], now: float = 0.0) -> None:
+        self.seq, self.hash, self.snapshot, self.now = seq, hash, snapshot, now
 
 
 class Built(Frozen):
@@ -109,33 +111,42 @@ class SharedJob:
     def __init__(self, conninfo: str, name: str) -> None:
         self.conninfo, self.name = conninfo, name
 
-    def _run(self, work: Callable[[Any], T]) -> T:
+    def _run(self, work: Callable[[Any], T], committing: Optional[List[bool]] = None) -> T:
         """``work(connection)``, retried on a deadlock or serialization failure, the schema made when
         missing, and once on a new connection when the one kept from earlier was dropped (appends
-        are safe to retry: their write id is stored with them). Any other sign the server cannot
-        be used becomes :class:`driver.Unreachable`."""
+        are safe to retry: their write id is stored with them). Each try ends within the time
+        ``budget`` gives it. Any other sign the server cannot be used becomes
+        :class:`driver.Unreachable`, marked ``unknown`` when ``committing`` says the connection was
+        lost while the transaction committed."""
         module = driver.psycopg()
         errors = module.errors
         fresh_tried = False
         for attempt in range(RETRIES):
             reused = driver.cached(self.conninfo)
             conn = driver.connect(self.conninfo)
-            try:
-                return work(conn)
-            except errors.UndefinedTable:
-                self._create_schema(conn)
-            except (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable):
-                if attempt == RETRIES - 1:
-                    raise
-            except module.Error as exc:
-                lost = driver.unreachable(exc)
-                if lost is None:
-                    raise
-                driver.forget(self.conninfo)
-                if reused and not fresh_tried:  # a kept connection the server dropped (a restart): once more
-                    fresh_tried = True
-                    continue
-                raise lost from None
+            seconds = budget.limit()
+            if seconds <= 0:
+                raise driver.Unreachable(budget.exhausted())
+            with budget.Watch(conn.fileno(), seconds) as watch:
+                try:
+                    return work(conn)
+                except errors.UndefinedTable:
+                    self._create_schema(conn)
+                except (errors.DeadlockDetected, errors.SerializationFailure, errors.LockNotAvailable):
+                    if attempt == RETRIES - 1:
+                        raise
+                except module.Error as exc:
+                    lost = driver.unreachable(exc) if not watch.fired else driver.failed(exc, True, seconds)
+                    if lost is None and not (conn.closed or conn.broken):
+                        raise
+                    lost = lost or driver.failed(exc, False, seconds)
+                    driver.forget(self.conninfo)
+                    if reused and not fresh_tried and not watch.fired:  # a kept connection the server dropped
+                        fresh_tried = True
+                        continue
+                    if lost.waited:
+                        budget.note_failure(self.conninfo, lost.cause)
+                    raise driver.Unreachable(lost.cause, bool(committing), lost.waited) from None
         raise AssertionError("unreachable: the loop returns or raises")  # pragma: no cover
 
     def _create_schema(self, conn: Any) -> None:
@@ -147,8 +158,11 @@ class SharedJob:
 
     def head(self) -> Head:
         def work(conn: Any) -> Head:
-            row = conn.execute("SELECT seq, hash, snapshot FROM baton_jobs WHERE job = %s", (self.name,)).fetchone()
-            return Head(0, GENESIS, None) if row is None else Head(int(row[0]), str(row[1]), row[2])
+            row = conn.execute("SELECT j.seq, j.hash, j.snapshot, extract(epoch FROM clock_timestamp()) FROM "
+                               "(SELECT 1) AS one LEFT JOIN baton_jobs j ON j.job = %s", (self.name,)).fetchone()
+            if row[0] is None:
+                return Head(0, GENESIS, None, float(row[3]))
+            return Head(int(row[0]), str(row[1]), row[2], float(row[3]))
 
         return self._run(work)
 
@@ -204,37 +218,54 @@ class SharedJob:
         returned, with an empty snapshot, and nothing is written. ``claim_row``: the record may
         change the step's claim (its row is then locked first, as claims lock it)."""
 
+        committing: List[bool] = []
+
         def work(conn: Any) -> Optional[Built]:
+            committing.clear()
             with _pipeline(conn), conn.transaction():  # statements whose answers are not read go together
                 if claim_row:
                     conn.execute("SELECT 1 FROM baton_claims WHERE job = %s AND step = %s FOR UPDATE",
                                  (self.name, step))
-                return self._store(conn, make, write_id)
+                built = self._store(conn, make, write_id)
+                committing.extend([True] if built is not None else [])  # leaving the block commits it
+            return built
 
-        return self._run(work)
+        return self._run(work, committing)
 
     def claim(self, worker: str, candidates: Sequence[str], lease_seconds: float,
-              make: Callable[[Head, str], Optional[Built]], write_id: str) -> Optional[Built]:
+              make: Callable[[Head, str], Optional[Built]], write_id: str,
+              holders: Optional[Mapping[str, Tuple[str, int]]] = None) -> Optional[Built]:
         """Take the first of ``candidates`` that nobody holds (or whose holder's heartbeat is older
         than ``lease_seconds``, in database time) and append the claim record ``make`` builds.
-        Rows other claimers have locked are skipped, not waited for."""
+        Rows other claimers have locked are skipped, not waited for. ``holders`` (step -> worker,
+        seq, as the records say): a candidate without a claim row yet (a job that ``store push``
+        of an older baton copied without its claims) starts with its holder's lease, not free."""
+        held = dict(holders or {})
+        committing: List[bool] = []
 
         def work(conn: Any) -> Optional[Built]:
+            committing.clear()
             with _pipeline(conn), conn.transaction():  # statements whose answers are not read go together
                 self._ensure_job(conn)
-                conn.execute("INSERT INTO baton_claims (job, step) SELECT %s, unnest(%s::text[]) "
-                             "ON CONFLICT DO NOTHING", (self.name, list(candidates)))
+                names = list(candidates)
+                conn.execute("INSERT INTO baton_claims (job, step, worker, seq, claimed_at, heartbeat) "
+                             "SELECT %s, c.step, c.worker, c.seq, now(), now() FROM unnest(%s::text[], %s::text[], "
+                             "%s::bigint[]) AS c (step, worker, seq) ON CONFLICT DO NOTHING",
+                             (self.name, names, [held[n][0] if n in held else None for n in names],
+                              [held[n][1] if n in held else None for n in names]))
                 row = conn.execute(
                     "SELECT step FROM baton_claims WHERE job = %s AND step = ANY(%s::text[]) AND (worker IS NULL "
                     "OR worker = %s OR heartbeat < now() - make_interval(secs => %s)) "
                     "ORDER BY array_position(%s::text[], step) LIMIT 1 FOR UPDATE SKIP LOCKED",
-                    (self.name, list(candidates), worker, lease_seconds, list(candidates))).fetchone()
+                    (self.name, names, worker, lease_seconds, names)).fetchone()
                 if row is None:
                     return None
                 chosen = str(row[0])
-                return self._store(conn, lambda head: make(head, chosen), write_id)
+                built = self._store(conn, lambda head: make(head, chosen), write_id)
+                committing.extend([True] if built is not None else [])  # leaving the block commits it
+            return built
 
-        return self._run(work)
+        return self._run(work, committing)
 
     def _ensure_job(self, conn: Any) -> None:
         conn.execute("INSERT INTO baton_jobs (job, hash) VALUES (%s, %s) ON CONFLICT DO NOTHING", (self.name, GENESIS))
@@ -244,12 +275,15 @@ class SharedJob:
         query = ("SELECT j.seq, j.hash, j.snapshot, r.line, r.seq, r.hash FROM baton_jobs j "
                  "LEFT JOIN baton_writes w ON w.job = j.job AND w.id = %s "
                  "LEFT JOIN baton_records r ON r.job = w.job AND r.seq = w.seq WHERE j.job = %s FOR UPDATE OF j")
-        row = conn.execute(query, (write_id, self.name)).fetchone()
+        found = conn.execute(query, (write_id, self.name))
+        clock = conn.execute("SELECT extract(epoch FROM clock_timestamp())")  # read once the lock is held
+        row = found.fetchone()
         if row is None:
             self._ensure_job(conn)
             row = conn.execute(query, (write_id, self.name)).fetchone()
+        now = float(clock.fetchone()[0])
         before = (str(row[3]), int(row[4]), str(row[5])) if row[3] is not None else None
-        return Head(int(row[0]), str(row[1]), row[2]), before
+        return Head(int(row[0]), str(row[1]), row[2], now), before
 
     def _store(self, conn: Any, make: Callable[[Head], Optional[Built]], write_id: str) -> Optional[Built]:
         head, before = self._locked_head(conn, write_id)
@@ -281,9 +315,13 @@ class SharedJob:
         elif built.status in ("done", "skipped"):
             conn.execute("UPDATE baton_claims SET worker = NULL WHERE job = %s AND step = %s", (self.name, built.step))
 
-    def copy_in(self, rows: Sequence[Tuple[int, str, str]], expect: Head, snapshot: str) -> None:
+    def copy_in(self, rows: Sequence[Tuple[int, str, str]], expect: Head, snapshot: str,
+                held: Optional[Sequence[Tuple[str, str, int, float]]] = None) -> None:
         """Append already sealed ``(seq, hash, line)`` rows onto a head that must still be ``expect``
-        (``baton store push``), with the snapshot after them, in one transaction."""
+        (``baton store push``), with the snapshot after them, in one transaction. ``held``, given
+        with the last rows: the claims they leave, ``(step, worker, seq, idle seconds)``, each with
+        the lease its holder had (its heartbeat set that many seconds back in database time); every
+        other claim row is given back."""
 
         def work(conn: Any) -> None:
             with conn.transaction():
@@ -291,11 +329,26 @@ class SharedJob:
                 head, _ = self._locked_head(conn)
                 if (head.seq, head.hash) != (expect.seq, expect.hash):
                     raise BatonError("the job changed in the database while it was being copied; run it again", CHECK)
-                with conn.cursor() as cur:
-                    cur.executemany("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
-                                    [(self.name, seq, hsh, line) for seq, hsh, line in rows])
-                last_seq, last_hash, _ = rows[-1]
-                conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
-                             (last_seq, last_hash, snapshot, self.name))
+                if rows:
+                    with conn.cursor() as cur:
+                        cur.executemany("INSERT INTO baton_records (job, seq, hash, line) VALUES (%s, %s, %s, %s)",
+                                        [(self.name, seq, hsh, line) for seq, hsh, line in rows])
+                    last_seq, last_hash, _ = rows[-1]
+                    conn.execute("UPDATE baton_jobs SET seq = %s, hash = %s, snapshot = %s WHERE job = %s",
+                                 (last_seq, last_hash, snapshot, self.name))
+                if held is not None:
+                    self._set_claims(conn, held)
 
         self._run(work)
+
+    def _set_claims(self, conn: Any, held: Sequence[Tuple[str, str, int, float]]) -> None:
+        steps = [h[0] for h in held]
+        conn.execute("UPDATE baton_claims SET worker = NULL WHERE job = %s AND NOT (step = ANY(%s::text[]))",
+                     (self.name, steps))
+        conn.execute("INSERT INTO baton_claims (job, step, worker, seq, claimed_at, heartbeat) "
+                     "SELECT %s, c.step, c.worker, c.seq, now() - make_interval(secs => c.idle), "
+                     "now() - make_interval(secs => c.idle) FROM unnest(%s::text[], %s::text[], %s::bigint[], "
+                     "%s::float8[]) AS c (step, worker, seq, idle) ON CONFLICT (job, step) DO UPDATE SET "
+                     "worker = EXCLUDED.worker, seq = EXCLUDED.seq, claimed_at = EXCLUDED.claimed_at, "
+                     "heartbeat = EXCLUDED.heartbeat",
+                     (self.name, steps, [h[1] for h in held], [h[2] for h in held], [h[3] for h in held]))

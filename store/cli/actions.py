@@ -5,6 +5,7 @@ from __future__ import annotations
 from store.base import durable, jsonc
 from store.base.errors import CHECK, USAGE, BatonError
 from store.base.text import one_line
+from store.base.values import Frozen
 from store.plan.plan import Plan, Step, load_plan, parse_text
 from store.plan.scope import scope_of
 from store.state import approvals, archive, claims, journal, workers
@@ -41,6 +42,7 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
     """Validate ``text`` and make it the job's plan. Replacing a plan (``force``) starts a new job:
     the old plan and ledger are archived first (see ``store.state.archive``), never mixed in."""
     plan = parse_text(text, source)
+    _refuse_effects_in_a_database(plan, source)
     old: Optional[archive.Archived] = None
     if layout.has_plan():
         if not force:
@@ -58,6 +60,26 @@ def install(layout: Layout, text: str, source: str, force: bool) -> Tuple[Plan, 
     return plan, old
 
 
+def _refuse_effects_in_a_database(plan: Plan, source: str) -> None:
+    """A plan's ``effects`` run only through ``baton once``, which needs the file store (its index
+    finds records by byte offset in steps.jsonl and its key lock is a file on one machine): with
+    the job in a database they could never run, so such a plan is refused before it is written."""
+    if plan.effects and journal.shared() is not None:
+        raise BatonError(f"{source}: this plan's 'effects' ({', '.join(plan.effects[:3])}"
+                         f"{', ...' if len(plan.effects) > 3 else ''}) may run only through `baton once`, which "
+                         "needs the job in .baton/steps.jsonl; with the job in a database (BATON_DATABASE_URL or "
+                         "BATON_STORE) they could never run. Remove 'effects', or keep this job in files (unset "
+                         "BATON_DATABASE_URL and BATON_STORE); nothing was written", USAGE)
+
+
+def checkpoint_note(plan: Plan) -> str:
+    """What ``init`` says when a job kept in a database has checkpoint fields ("" otherwise)."""
+    if journal.shared() is None or not any(s.inputs or s.artifacts for s in plan.steps):
+        return ""
+    return ("note: with the job in a database, checkpoints are recorded but not checked: the brief has no CHANGED "
+            "or STALE lines, and `baton verify --artifacts` needs the job pulled into files (`baton store pull`)")
+
+
 def seed_plan_text(steps: Any) -> str:
     return jsonc.dumps({"steps": list(steps)}, indent=2) + "\n"
 
@@ -73,14 +95,15 @@ class Recorded:
     """What one ``record`` did: the ledger record, the new NEXT, the message and the exit code."""
 
     def __init__(self, entry: Dict[str, Any], asked: str, next_id: Optional[str], message: str, code: int,
-                 complete: Optional[bool] = None) -> None:
+                 complete: Optional[bool] = None, claim_error: str = "") -> None:
         self.entry, self.asked, self.next_id, self.message, self.code = entry, asked, next_id, message, code
         # in a parallel plan a worker may have no NEXT while others still work: complete is then False
         self.complete = next_id is None if complete is None else complete
+        self.claim_error = claim_error  # the record stands; claiming the worker's next step failed
 
     def as_json(self) -> Dict[str, Any]:
         return {"recorded": self.entry, "asked": self.asked, "next": self.next_id,
-                "complete": self.complete, "ok": self.code == 0}
+                "complete": self.complete, "ok": self.code == 0, "claim_error": self.claim_error or None}
 
 
 def _skip_consent(step: Step, person: str) -> None:
@@ -159,19 +182,25 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
     entry = done.record
     if entry.get("queued"):  # a database that cannot be reached: kept in the clone's queue
         nxt = progress(plan, done.loaded.snapshot, workers.identity(env)).next
-        next_id, shown, complete = (nxt.id if nxt else None), "", False
-        message = (f"queued {step.id} {recorded}: the job's database cannot be reached, so the record is kept in "
+        next_id, shown, complete, claim_error = (nxt.id if nxt else None), "", False, ""
+        what = f"already queued {step.id} {recorded} (a retry adds nothing)" if done.retry else \
+            f"queued {step.id} {recorded}"
+        message = (f"{what}: the job's database cannot be reached, so the record is kept in "
                    f"{layout.root / 'queue.jsonl'} and written, in order, when it is back")
     else:
-        next_id, shown, complete = next_after(layout, env, step.id, before, done.loaded.snapshot)
+        after = next_after(layout, env, step.id, before, done.loaded.snapshot)
+        next_id, shown, complete, claim_error = after.next_id, after.shown, after.complete, after.claim_error
         what = "already recorded" if done.retry else "recorded"
+        failed = [f"{step.id} is recorded {recorded}, but no next step could be claimed for worker "
+                  f"{workers.identity(env)}: {after.claim_error}; run `baton claim` once that is fixed"]
         message = "\n".join([f"{what} {step.id} {recorded} (attempt {entry.get('attempt')}, #{entry.get('seq')}"
                               + (f" at {entry.get('ts')}; a retry adds nothing" if done.retry else "")
-                              + f"); NEXT: {shown}"] + [f"warning: {w}" for w in done.warnings])
+                              + f"); NEXT: {shown}"] + [f"warning: {w}" for w in [*done.warnings]
+                                                        + (failed if claim_error else [])])
     if recorded != status:
         return Recorded(entry, status, next_id, f"{message}\n{step.id} was not recorded done: {note}", CHECK,
-                        complete)
-    return Recorded(entry, status, next_id, message, 0, complete)
+                        complete, claim_error)
+    return Recorded(entry, status, next_id, message, 0, complete, claim_error)
 
 
 def _refuse_rerun(step: Step, snap: Snapshot, status: str) -> None:
@@ -226,23 +255,39 @@ def _refuse_failing_checks(layout: Layout, plan: Plan, step_id: str, env: Mappin
                          "Fix them (their check runs again on every write), then record the step.", CHECK)
 
 
+class After(Frozen):
+    """NEXT for a worker after its record: the step's id, NEXT as shown, whether the job is complete,
+    and why claiming a next step failed ("" when it did not): the record stands either way."""
+
+    __slots__ = ("next_id", "shown", "complete", "claim_error")
+
+    def __init__(self, next_id: Optional[str], shown: str, complete: bool, claim_error: str = "") -> None:
+        self.next_id, self.shown, self.complete, self.claim_error = next_id, shown, complete, claim_error
+
+
 def next_after(layout: Layout, env: Mapping[str, str], step_id: str, before: Optional[Job],
-               after: Snapshot) -> Tuple[Optional[str], str, bool]:
-    """(NEXT's id, NEXT as shown, whether the job is complete) for this worker after a record of
-    ``step_id``, the state being ``after``; in a parallel plan a worker whose step is now done
-    claims a ready one."""
+               after: Snapshot) -> After:
+    """NEXT for this worker after a record of ``step_id``, the state being ``after``; in a parallel
+    plan a worker whose step is now done claims a ready one. That claim is the next act, not part
+    of the record: when it fails (the database gone, the disk full), the record is committed all
+    the same and the failure is given as ``claim_error`` (a retried record would add nothing)."""
     plan = before.plan if before is not None else load_plan(layout.plan)
     if not plan.parallel:
         nxt = progress(plan, after).next
-        return (nxt.id if nxt else None), (nxt.id if nxt else ALL_DONE), nxt is None
+        return After((nxt.id if nxt else None), (nxt.id if nxt else ALL_DONE), nxt is None)
     from store.state.job import Job
 
     job, claimed = Job(layout, env), ""
     if job.next is None and not job.complete() and before is not None \
             and claims.held_by(before.snap.claims, job.worker) == step_id:
-        if workers.claim(layout, job.plan, job.worker, job.waits).step:
+        try:
+            got = workers.claim(layout, job.plan, job.worker, job.waits).step
+        except BatonError as exc:
+            return After(None, "(no step claimed: claiming the next ready one failed, see the warning)", False,
+                         exc.message)
+        if got:
             job, claimed = Job(layout, env), " (claimed for you)"
-    return (job.next.id if job.next else None), next_text(job) + claimed, job.complete()
+    return After((job.next.id if job.next else None), next_text(job) + claimed, job.complete())
 
 
 def next_text(job: Job) -> str:

@@ -17,6 +17,7 @@ from store.state.job import Job
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from typing import List
 
     from store.state import location
 
@@ -57,7 +58,10 @@ def cmd_log(args: argparse.Namespace, layout: location.Layout) -> int:
         raise BatonError("-n must be 0 or more")
     need_job(layout)
     if journal.shared() is not None:  # the records are in the job's database
-        records, _ = journal.last_records(layout, args.n)
+        notes: List[str] = []
+        records, _ = journal.last_records(layout, args.n, notes)
+        for note in notes:  # the server is down: the clone's copy, said so before the records
+            print(f"baton: warning: {note}", file=sys.stderr)
         for record in records:
             print(views.to_json(record) if args.json else views.log_line(record))
         return 0

@@ -44,7 +44,8 @@ def sessions_text(data: Mapping[str, Any]) -> List[str]:
 
 
 def report_text(data: Mapping[str, Any], colour: bool = False) -> str:
-    parts = [dashboard.render(data, colour, every=True, log_line=views.log_line)]
+    dash = dashboard.render(data, colour, every=True, log_line=views.log_line)
+    parts = ["\n".join([*views.database_lines(data), dash])]
     if data["sessions"]:
         parts.append("sessions:\n" + "\n".join(sessions_text(data)))
     if data["alerts"]:

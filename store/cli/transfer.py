@@ -85,8 +85,8 @@ def push(layout: Layout, url: str, job: str, as_json: bool = False) -> int:
         if len(batch) >= PAGE:
             shared.copy_in(batch, expect, snap.to_bytes().decode("ascii"))
             copied, expect, batch = copied + len(batch), Head(record["seq"], record["hash"], None), []
-    if batch:
-        shared.copy_in(batch, expect, snap.to_bytes().decode("ascii"))
+    if copied or batch:  # the claims go with the last rows: the file store is the side worked in
+        shared.copy_in(batch, expect, snap.to_bytes().decode("ascii"), held=_held(layout, snap))
         copied += len(batch)
     stored = _verify_database(shared, where)
     if (stored.records, stored.last_hash) != (local.records, local.last_hash):
@@ -99,6 +99,20 @@ def push(layout: Layout, url: str, job: str, as_json: bool = False) -> int:
             f"pushed {copied} record(s) of {layout.ledger} to job {shared.name} in {where}: it holds "
             f"{stored.records}, chain verified (last hash {stored.last_hash[:12]})", torn)
     return 0
+
+
+def _held(layout: Layout, snap: Snapshot) -> List[Tuple[str, str, int, float]]:
+    """The claims ``snap`` leaves, each with how long its holder has been idle by the file store's
+    heartbeats: the database keeps their leases, so no live worker's step is given away."""
+    from store.plan.plan import load_plan
+    from store.state import claims, leases
+
+    try:
+        found = {lease.step: lease.idle for lease in leases.file_leases(layout, load_plan(layout.plan), snap)}
+    except BatonError:  # no plan to read (a job pushed by name): each holder starts a full lease
+        found = {}
+    return [(step, str(entry.get("worker") or ""), int(entry.get("seq") or 0), found.get(step, 0.0))
+            for step, entry in snap.claims.items() if claims.holder(snap.claims, step) is not None]
 
 
 def pull(layout: Layout, url: str, job: str, as_json: bool = False) -> int:

@@ -69,6 +69,7 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
 
     data = summary.summarize(job, figures_of(job), last)
     data.update(_parallel(job))
+    data["database"] = _database(job)
     data["sandbox"] = sandbox_data(job, os.environ if env is None else env)
     state = exporting.load_state(job.layout)
     data["telemetry"] = {"enabled": telemetry.enabled(os.environ if env is None else env),
@@ -76,6 +77,17 @@ def status_data(job: Job, last: List[Dict[str, Any]], env: Optional[Mapping[str,
                          "sent": {"points": state["metrics"], "records": state["logs"]},
                          "to": state["to"], "settings_from": state["from"]}
     return data
+
+
+def _database(job: Job) -> Optional[Dict[str, Any]]:
+    """A job kept in a database that cannot be reached now: since when, the time of the clone's copy
+    shown (``as_of``), the records queued and the error; ``None`` otherwise."""
+    if not job.problem:
+        return None
+    from store.backend.local import when
+
+    return {"reachable": False, "since": when(job.down_since), "as_of": when(job.as_of), "queued": job.queued,
+            "error": job.problem}
 
 
 def _parallel(job: Job) -> Dict[str, Any]:
@@ -93,8 +105,18 @@ def _parallel(job: Job) -> Dict[str, Any]:
 def status_text(data: Dict[str, Any], colour: bool = False, every: bool = False) -> str:
     from store.cli import dashboard
 
-    text = dashboard.render(data, colour, every, log_line=log_line)
+    text = "\n".join([*database_lines(data), dashboard.render(data, colour, every, log_line=log_line)])
     return "\n".join([text, *_workers_text(data)]) if data.get("parallel") else text
+
+
+def database_lines(data: Mapping[str, Any]) -> List[str]:
+    """The line that goes first while the job's database cannot be reached, so that nobody takes the
+    clone's copy for the database's state."""
+    db = data.get("database")
+    if not db:
+        return []
+    return [f"database: cannot be reached since {db['since']}; shown as of {db['as_of']} (the clone's copy), "
+            f"{db['queued']} record(s) queued: {one_line(db['error'], 120)}"]
 
 
 def _workers_text(data: Dict[str, Any]) -> List[str]:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from typing import Any, Dict, Mapping, Optional
 
 RETRY_SECONDS = 600
+SLACK_SECONDS = 5  # a record's whole-second time, or a clock known only to a round trip, may run a little ahead
 
 
 def number(snap: Snapshot, step: str, status: str) -> int:
@@ -34,18 +35,21 @@ def number(snap: Snapshot, step: str, status: str) -> int:
     return current if prior.get("status") == "running" else current + 1
 
 
-def _seconds_since(ts: Any) -> float:
+def epoch(ts: Any) -> float:
+    """Seconds since 1970 of a record's ``ts`` (``inf`` when it is not one)."""
     try:
         import calendar
 
-        return time.time() - calendar.timegm(time.strptime(str(ts), "%Y-%m-%dT%H:%M:%SZ"))
+        return float(calendar.timegm(time.strptime(str(ts), "%Y-%m-%dT%H:%M:%SZ")))
     except (ValueError, OverflowError):
         return float("inf")
 
 
-def retry_of(snap: Snapshot, fields: Mapping[str, Any]) -> Optional[Dict[str, Any]]:
+def retry_of(snap: Snapshot, fields: Mapping[str, Any], now: Optional[float] = None) -> Optional[Dict[str, Any]]:
     """The step's latest record when ``fields`` repeat it (same status, note and session) within
-    RETRY_SECONDS: a caller that did not see the first answer, not new information."""
+    RETRY_SECONDS of ``now`` (this process's clock when not given; a database's own clock, or the
+    time a queued record was asked, where the records' times come from it): a caller that did not
+    see the first answer, not new information."""
     prior = snap.steps.get(fields["step"])
     if fields["status"] not in STEP_STATUSES or prior is None:
         return None
@@ -53,4 +57,5 @@ def retry_of(snap: Snapshot, fields: Mapping[str, Any]) -> Optional[Dict[str, An
     if (prior.get("status"), prior.get("note"), prior.get("note_sha"), prior.get("session") or "") != (
             fields["status"], note["note"], note.get("note_sha"), fields["session"]):
         return None
-    return {"step": fields["step"], **prior} if 0 <= _seconds_since(prior.get("ts")) <= RETRY_SECONDS else None
+    since = (time.time() if now is None else now) - epoch(prior.get("ts"))
+    return {"step": fields["step"], **prior} if -SLACK_SECONDS <= since <= RETRY_SECONDS else None

@@ -5,7 +5,9 @@ gives it back; ``done`` or ``skipped`` ends the claim. An entry stays after a re
 next claimant learns the step was started and left (``after``). Claims and releases are system
 records: they are not progress and never appear as LAST. A record another branch's ledger brought
 in (``baton merge`` marks it ``merged``) changes a claim only when it is later than the claim it
-would replace, as merged step records do in the snapshot.
+would replace, as merged step records do in the snapshot; and a ``done`` or ``skipped`` that is
+the step's state after a merge ends a claim the other branch made later, not knowing it done
+(``Snapshot.apply`` drops it).
 """
 
 from __future__ import annotations

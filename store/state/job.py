@@ -41,6 +41,7 @@ class Job:
         self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached
         self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
         self._times = (getattr(loaded, "since", 0.0), getattr(loaded, "fetched", 0.0))
+        self.down_since, self.as_of = self._times  # a database's job: unreachable since; the copy shown read at
         self._shared_leases = getattr(loaded, "leases", None)
         self._approvals: Optional[Dict[str, str]] = None  # checked on first use: most calls never need it
         self.key_problem = ""

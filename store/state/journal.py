@@ -302,6 +302,9 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
             if not loaded.partial:
                 _save_after_append(layout, snap, warnings)
     except OSError as exc:
+        if take is not None:  # a claim: what was refused is a claim, not the caller's record
+            raise BatonError(f"cannot claim: {describe(exc, layout.file(LEDGER))}; no step was claimed",
+                             USAGE) from None
         raise BatonError(f"cannot record: {describe(exc, layout.file(LEDGER))}; nothing was recorded", USAGE) from None
     return Committed(record, Loaded(snap, 0, False, loaded.partial, loaded.unresolved), False, warnings)
 
@@ -333,11 +336,12 @@ def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]],
     return done.record if done is not None else None
 
 
-def last_records(layout: Layout, count: int) -> Tuple[List[Dict[str, Any]], bytes]:
-    """The last ``count`` records, oldest first, and the torn tail (always empty in a database)."""
+def last_records(layout: Layout, count: int, notes: Optional[List[str]] = None) -> Tuple[List[Dict[str, Any]], bytes]:
+    """The last ``count`` records, oldest first, and the torn tail (always empty in a database);
+    with a database that cannot be reached, the clone's copy of them and a note in ``notes``."""
     remote = shared()
     if remote is not None:
-        return remote.last_records(layout, count), b""
+        return remote.last_records(layout, count, notes), b""
     return read_last(layout.ledger, count)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from store.backend.driver import Unreachable
 from store.backend.local import Local
 from store.backend.postgres import Built, SharedJob
+from store.base import jsonc
 from store.state import claims
 from store.state.snapshot import VERSION, Loaded, Snapshot, key_digest
 
@@ -31,6 +32,7 @@ FRESH_SECONDS = 30.0  # how old a copy the gate and PostToolUse may use (the wor
 STALE_SECONDS = 300.0  # older than this, a hook asks the server itself rather than in the background
 RETRY_SECONDS = 5.0  # after a failed contact, hooks on the hot path wait this long before trying again
 REFRESH_LOCK = "refresh.lock"
+RECENT = 50  # the last records the copy keeps, for `log`, `status` and `report` while the server is down
 
 
 class SharedLoaded(Loaded):
@@ -94,14 +96,25 @@ def refresh_running(layout: Layout) -> bool:
         return False
 
 
-def fetched(name: str, snap: Snapshot, job: SharedJob) -> Dict[str, Any]:
-    return {"job": name, "fetched": time.time(), "version": VERSION, "snapshot": snap.to_bytes().decode("ascii"),
-            "leases": leases_of(job)}
+def fetched(name: str, snap: Snapshot, job: SharedJob, server_now: float = 0.0) -> Dict[str, Any]:
+    """The copy as just read; ``skew``: how far the server's clock is ahead of this machine's
+    (a record queued here is timed by the server's clock as this measured it)."""
+    now = time.time()
+    return {"job": name, "fetched": now, "version": VERSION, "snapshot": snap.to_bytes().decode("ascii"),
+            "leases": leases_of(job), "skew": server_now - now if server_now else 0.0,
+            "recent": job.last_lines(RECENT)}
 
 
 def leases_of(job: SharedJob) -> List[Dict[str, Any]]:
     return [{"step": lease.step, "worker": lease.worker, "age": lease.age, "idle": lease.idle}
             for lease in job.leases()]
+
+
+def _seq(line: str) -> int:
+    try:
+        return int(jsonc.loads(line).get("seq", 0))
+    except (ValueError, TypeError, AttributeError):
+        return 0
 
 
 def fold(snap: Snapshot, record: Dict[str, Any]) -> None:
@@ -139,7 +152,10 @@ def after_write(local: Local, job: SharedJob, built: Built) -> None:
     if not built.snapshot:  # a record written before: the cache is refreshed by the next read
         return
     cache = local.read_cache()
-    cache.update(job=job.name, fetched=time.time(), version=VERSION, snapshot=built.snapshot)
+    recent = [line for line in cache.get("recent", []) if isinstance(line, str)]
+    follows = bool(recent) and _seq(recent[-1]) == built.seq - 1  # the copy's records end just before it
+    cache.update(job=job.name, fetched=time.time(), version=VERSION, snapshot=built.snapshot,
+                 recent=[*recent, built.line][-RECENT:] if follows else [built.line])
     for key in ("error", "failed", "since"):
         cache.pop(key, None)
     if built.status in claims.SYSTEM or built.status in claims.ENDS:

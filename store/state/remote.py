@@ -116,14 +116,6 @@ def _built(snap: Snapshot, head: Head, fields: Dict[str, Any]) -> Built:
                  str(record.get("status", "")), str(record.get("worker") or ""), snap.to_bytes().decode("ascii"))
 
 
-def _maker(job: SharedJob, chosen: Chosen, make_fields: Fields) -> Callable[[Head], Optional[Built]]:
-    def make(head: Head) -> Optional[Built]:
-        snap = snapshot_of(job, head)
-        return _built(snap, head, make_fields(snap, *chosen))
-
-    return make
-
-
 def _record(built: Built) -> Dict[str, Any]:
     record: Dict[str, Any] = jsonc.loads(built.line)
     return record
@@ -151,7 +143,7 @@ def read_state(layout: Layout, worker: str, fresh: bool, make_fields: Fields) ->
             job.save_snapshot(head, snap.to_bytes().decode("ascii"))
         if worker and claims.held_by(snap.claims, worker):
             job.renew(worker)
-        cache = mirror.fetched(name, snap, job)
+        cache = mirror.fetched(name, snap, job, head.now)
     except Unreachable as exc:
         cache = local.note_failure(cache or {"job": name}, exc.cause)
         return mirror.from_copy(cache, local)
@@ -165,14 +157,46 @@ def lines(layout: Layout) -> Iterator[Tuple[int, bytes, bool]]:
         yield seq, line.encode("ascii", "replace"), True
 
 
-def last_records(layout: Layout, count: int) -> List[Dict[str, Any]]:
+def last_records(layout: Layout, count: int, notes: Optional[List[str]] = None) -> List[Dict[str, Any]]:
+    """The last ``count`` records; while the server cannot be reached, those the clone's copy holds
+    (its last ``mirror.RECENT`` and the queued ones), with a note in ``notes`` saying as of when."""
+    if count <= 0:
+        return []
+    try:
+        lines = open_job(layout).last_lines(count)
+    except Unreachable as exc:
+        return _copy_records(layout, count, exc.cause, notes)
+    return _parsed(lines)
+
+
+def _parsed(lines: Sequence[str]) -> List[Dict[str, Any]]:
     out = []
-    for line in open_job(layout).last_lines(count) if count > 0 else []:
+    for line in lines:
         try:
             out.append(parse_line(line.encode("ascii", "replace")))
         except LedgerError:
             continue
     return out
+
+
+def _copy_records(layout: Layout, count: int, cause: str, notes: Optional[List[str]]) -> List[Dict[str, Any]]:
+    from store.backend.local import when
+
+    local = Local(layout.root)
+    cache = local.read_cache()
+    if cache.get("job") != job_name(layout):
+        cache = {}
+    local.note_failure(cache or {"job": job_name(layout)}, cause)
+    records = _parsed([line for line in cache.get("recent", []) if isinstance(line, str)])
+    end = int(records[-1]["seq"]) if records else 0
+    for number, entry in enumerate(local.queued(), 1):  # acknowledged: shown as the copy's view shows them
+        records.append({"seq": end + number, "ts": entry["extra"].get("ts", ""), "step": entry["step"],
+                        "status": entry["status"], "note": entry["note"], "queued": True, **entry["extra"]})
+    if notes is not None:
+        notes.append(f"the job's database cannot be reached ({cause}): these are the clone's copy of its last "
+                     f"{mirror.RECENT} records as of {when(float(cache.get('fetched') or 0))}"
+                     ", with the queued ones (marked queued) after them")
+    return records[-count:]
 
 
 # ------------------------------------------------------------------ writing
@@ -181,15 +205,16 @@ def last_records(layout: Layout, count: int) -> List[Dict[str, Any]]:
 def commit(layout: Layout, choose: Choose, make_fields: Fields, retry_check: bool, queue: Optional[Chosen],
            take: Optional[Take]) -> Optional[Committed]:
     """``journal.commit_if`` for a job in the database: the record ``choose`` names on the state in
-    the transaction, appended after any queued ones (see the journal for the arguments). While the
-    server is unreachable, ``queue`` (a record that judges nothing) is kept in the clone's queue
-    and returned with ``queued: True``; anything else is a clear error, and nothing is written.
+    the transaction, appended after any queued ones (see the journal for the arguments), timed by
+    the server's clock. While the server is unreachable, ``queue`` (a record that judges nothing)
+    is kept in the clone's queue and returned with ``queued: True`` (a retry of what the clone
+    knows is answered as one, and nothing is queued); anything else is a clear error.
     Returns what ``journal.Committed`` holds: the record, the state, whether it was a retry, warnings."""
     local = Local(layout.root)
     job = open_job(layout)
     if take is not None:
         return _claim(layout, job, local, take, make_fields)
-    frozen = _frozen(queue) if queue is not None else None  # the same record now or when replayed
+    frozen = _frozen(queue, local) if queue is not None else None  # the same record now or when replayed
     write_id, earlier = new_id(), []
 
     def make(head: Head) -> Optional[Built]:
@@ -197,8 +222,8 @@ def commit(layout: Layout, choose: Choose, make_fields: Fields, retry_check: boo
         picked = choose(snap)  # a guard judges the state locked in this transaction
         if picked is None:
             return None
-        new = make_fields(snap, *(frozen or picked))
-        found = attempts.retry_of(snap, new) if retry_check else None
+        new = _timed(make_fields(snap, *(frozen or picked)), head)
+        found = attempts.retry_of(snap, new, head.now or None) if retry_check else None
         if found is not None:
             earlier.append((found, snap))
             return None
@@ -210,9 +235,11 @@ def commit(layout: Layout, choose: Choose, make_fields: Fields, retry_check: boo
         built = job.append(step, make, write_id, claim_row=frozen is not None and _touches_claim(frozen[1]))
     except Unreachable as exc:
         if frozen is None:
-            raise BatonError(f"cannot record: {exc}; nothing was recorded (this record is checked against the "
-                             "job's state, so it is not queued)", exc.code) from None
-        return _queued(layout, local, job, frozen, write_id, exc.cause)
+            outcome = ("it may have been written as the connection was lost: `baton log -n 3` shows which once the "
+                       "database is back" if exc.unknown else "nothing was recorded")
+            raise BatonError(f"cannot record: {exc}; {outcome} (this record is checked against the job's state, "
+                             "so it is not queued)", exc.code) from None
+        return _queued(local, job, frozen, write_id, exc.cause, make_fields, retry_check)
     if built is None:
         if earlier:
             found, snap = earlier[0]
@@ -223,27 +250,45 @@ def commit(layout: Layout, choose: Choose, make_fields: Fields, retry_check: boo
     return _record(built), mirror.from_copy(local.read_cache(), local), False, warnings
 
 
-def _frozen(chosen: Chosen) -> Chosen:
+def _timed(fields: Dict[str, Any], head: Head) -> Dict[str, Any]:
+    """``fields`` with the time of the server's clock read in the transaction (when it was read)."""
+    if head.now:
+        fields["ts"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(head.now))
+    return fields
+
+
+def _frozen(chosen: Chosen, local: Local) -> Chosen:
+    """The record as it is queued, if it must be: its time is the server's clock as this clone last
+    measured it against its own (``skew``), so a retry is judged on one clock when it is replayed."""
     step, status, note, extra = chosen
-    return step, status, note, {"ts": extra.get("ts") or _now(), "session": os.environ.get("CLAUDE_CODE_SESSION_ID",
-                                                                                            ""), **extra}
+    skew = float(local.read_cache().get("skew") or 0.0)
+    ts = extra.get("ts") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + skew))
+    return step, status, note, {"ts": ts, "session": os.environ.get("CLAUDE_CODE_SESSION_ID", ""), **extra}
 
 
-def _queued(layout: Layout, local: Local, job: SharedJob, frozen: Chosen, write_id: str, cause: str) -> Committed:
+def _queued(local: Local, job: SharedJob, frozen: Chosen, write_id: str, cause: str, make_fields: Fields,
+            retry_check: bool) -> Committed:
     """Keep ``frozen`` in the clone's queue (acknowledged once it is there, fsynced); its write id
-    lets a replay find it when the lost answer was a commit after all, so it is written once."""
+    lets a replay find it when the lost answer was a commit after all, so it is written once. A
+    retry of what the clone's copy holds (its records and those queued) is not kept again."""
     step, status, note, extra = frozen
+    cache = local.note_failure(local.read_cache() or {"job": job.name}, cause)
+    warning = (f"the job's database cannot be reached ({cause}): the record is kept in {local.queue_path} and "
+               "written, in order, when it is back")
+    if retry_check and cache.get("job") == job.name:
+        copy = mirror.from_copy(cache, local)
+        found = attempts.retry_of(copy.snapshot, make_fields(copy.snapshot, *frozen), attempts.epoch(extra["ts"]))
+        if found is not None:  # queued records are folded in after the copy's own: seq beyond its end
+            queued = int(found.get("seq") or 0) > copy.snapshot.seq - copy.queued
+            return dict(found, queued=True) if queued else found, copy, True, [warning] if queued else []
     entry: Dict[str, Any] = {"id": write_id, "job": job.name, "step": step, "status": status, "note": note,
-                             "extra": extra}
+                             "extra": extra, "retry_check": retry_check}
     try:
         local.enqueue(entry)
     except OSError as exc:
         raise BatonError(f"cannot record: the job's database cannot be reached ({cause}) and the local queue "
                          f"cannot be written: {describe(exc, local.queue_path)}; nothing was recorded", USAGE) from None
-    cache = local.note_failure(local.read_cache() or {"job": job.name}, cause)
     record = {"step": step, "status": status, "note": note, "seq": 0, "attempt": 0, "queued": True, **extra}
-    warning = (f"the job's database cannot be reached ({cause}): the record is kept in {local.queue_path} and "
-               "written, in order, when it is back")
     return record, mirror.from_copy(cache, local), False, [warning]
 
 
@@ -257,7 +302,8 @@ def _after_commit(local: Local, job: SharedJob, built: Built) -> List[str]:
 
 
 def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) -> int:
-    """Write the queued records, oldest first, each once; return how many were written."""
+    """Write the queued records, oldest first, each once (and a retry of what the database holds
+    by then, judged at the time it was asked, not at all); return how many left the queue."""
     if not local.has_queue():
         return 0
     with local.locked():
@@ -269,12 +315,28 @@ def replay(layout: Layout, job: SharedJob, local: Local, make_fields: Fields) ->
                     written += 1  # queued for another job (BATON_JOB changed): kept out of this one
                     continue
                 chosen = (str(entry["step"]), str(entry["status"]), str(entry["note"]), dict(entry["extra"]))
-                job.append(chosen[0], _maker(job, chosen, make_fields), str(entry["id"]), _touches_claim(chosen[1]))
+                check = entry.get("retry_check", True) is not False
+                built = job.append(chosen[0], _replayed(job, chosen, make_fields, check), str(entry["id"]),
+                                   _touches_claim(chosen[1]))
                 written += 1
+                if built is not None:  # the copy shows it once it leaves the queue, even if the next read fails
+                    _after_commit(local, job, built)
         finally:
             if written:
                 local.drop(written)
     return written
+
+
+def _replayed(job: SharedJob, chosen: Chosen, make_fields: Fields, retry_check: bool) -> Callable[[Head],
+                                                                                                   Optional[Built]]:
+    def make(head: Head) -> Optional[Built]:
+        snap = snapshot_of(job, head)
+        new = make_fields(snap, *chosen)
+        if retry_check and attempts.retry_of(snap, new, attempts.epoch(new.get("ts"))) is not None:
+            return None  # the caller retried a record whose answer it never saw: it is there already
+        return _built(snap, head, new)
+
+    return make
 
 
 def renew(layout: Layout, worker: str) -> None:
@@ -302,9 +364,16 @@ def _claim(layout: Layout, job: SharedJob, local: Local, take: Take, make_fields
             if picked is None:
                 lost.append(True)
                 return None
-            return _built(locked, head, make_fields(locked, *picked))
+            return _built(locked, head, _timed(make_fields(locked, *picked), head))
 
-        built = job.claim(take.worker, names, take.lease_seconds, make, new_id())
+        try:
+            built = job.claim(take.worker, names, take.lease_seconds, make, new_id(), _holders(snap, names))
+        except Unreachable as exc:
+            if not exc.unknown:
+                raise
+            raise BatonError(f"the job's database cannot be reached ({exc.cause}) and the connection was lost as "
+                             f"worker {take.worker}'s claim committed: it may or may not hold a step now; "
+                             "`baton claim` says which once the database is back", exc.code) from None
         if built is not None:
             warnings = _after_commit(local, job, built)
             return _record(built), mirror.from_copy(local.read_cache(), local), False, warnings
@@ -313,9 +382,16 @@ def _claim(layout: Layout, job: SharedJob, local: Local, take: Take, make_fields
     return None
 
 
+def _holders(snap: Snapshot, names: Sequence[str]) -> Dict[str, Tuple[str, int]]:
+    """Who the records say holds each of ``names`` (for a step the database has no claim row of)."""
+    held = {}
+    for name in names:
+        worker = claims.holder(snap.claims, name)
+        if worker:
+            held[name] = (worker, int(snap.claims[name].get("seq") or 0))
+    return held
+
+
 def _touches_claim(status: str) -> bool:
     return status in claims.SYSTEM or status in claims.ENDS
 
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

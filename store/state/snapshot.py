@@ -88,6 +88,8 @@ class Snapshot(Value):
                 return
             self.steps[step] = {**{k: v for k, v in brief.items() if k != "step"}, **checkpoint_refs(record, at)}
             self.progress_seq = record["seq"]
+            if status in claims.ENDS:  # the step's state now: a claim made where it was not known done ends
+                self.claims.pop(step, None)
         elif status in ONCE_STATUSES:
             self._fold_once(record, at)
             self.progress_seq = record["seq"]

@@ -338,3 +338,19 @@ def _age_cache(state: Path, seconds: float = 0) -> float:
     data["fetched"] = time.time() - seconds if seconds else 0
     path.write_text(json.dumps(data))
     return float(data["fetched"])
+
+
+def test_init_refuses_effects_and_notes_checkpoints_with_the_job_in_a_database(
+        baton: Baton, sandbox: Sandbox, pg_url: str, tmp_path: Path) -> None:
+    """Issue 25.12: `baton once` needs the file store, so a plan whose effects run only through it is
+    refused before it is written; a plan with checkpoint fields is kept, with a note."""
+    env = {"BATON_DATABASE_URL": pg_url}
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps({"job": "fx", "effects": ["curl *"], "steps": [{"id": "deploy"}]}))
+    refused = baton("init", "--plan", str(plan), extra_env=env)
+    assert refused.code == 2 and "this plan's 'effects' (curl *) may run only through `baton once`" in refused.err
+    assert "nothing was written" in refused.err and not (sandbox.state / "plan.json").exists(), refused
+    assert baton("init", "--plan", str(plan)).code == 0  # in files it is fine
+    plan.write_text(json.dumps({"job": "cp", "steps": [{"id": "build", "inputs": ["src/*"]}]}))
+    kept = baton("init", "--force", "--plan", str(plan), extra_env=env)
+    assert kept.code == 0 and "checkpoints are recorded but not checked" in kept.out, kept

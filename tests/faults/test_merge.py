@@ -121,3 +121,34 @@ def test_a_clone_without_the_driver_gets_a_conflict_that_repair_resolves(baton: 
     registered = baton("merge", "--register", cwd=clone)
     assert registered.code == 0 and "registered baton's merge driver" in registered.out
     assert "merge.baton.driver" in git(clone, "config", "--list").stdout
+
+
+def test_a_step_done_on_one_branch_is_not_held_after_the_merge(baton: Baton, sandbox: Sandbox) -> None:
+    """Issue 25.12: a parallel job; one branch's worker did step a, the other's claimed it later
+    (nobody there knew). After the merge a is done, and nobody holds it."""
+    repo = sandbox.project
+    git(repo, "init", "-q", "-b", "main")
+    (repo / ".baton").mkdir()
+    (repo / ".baton" / "plan.json").write_text(json.dumps(
+        {"job": "merged", "steps": [{"id": "a", "needs": []}, {"id": "b", "needs": []}]}))
+    assert baton("merge", "--register", cwd=repo).code == 0
+    assert baton("claim", cwd=repo, extra_env={"BATON_WORKER": "w0"}).out == "worker w0 claimed a\n"
+    assert baton("release", cwd=repo, extra_env={"BATON_WORKER": "w0"}).code == 0
+    git(repo, "add", ".baton/plan.json", ".baton/steps.jsonl", ".baton/.gitattributes")  # as init's .gitignore
+    git(repo, "commit", "-qm", "the plan")
+    git(repo, "checkout", "-qb", "side")
+    one = {"BATON_WORKER": "w1"}
+    assert baton("claim", cwd=repo, extra_env=one).out == "worker w1 claimed a\n"
+    assert baton("record", "a", "done", "built on side", cwd=repo, extra_env=one).code == 0
+    _commit(repo, "a on side")
+    time.sleep(1.1)  # main's claim is later than side's done
+    git(repo, "checkout", "-q", "main")
+    two = {"BATON_WORKER": "w2"}
+    assert baton("claim", cwd=repo, extra_env=two).out == "worker w2 claimed a\n"
+    _commit(repo, "a claimed on main")
+    merged = git(repo, "merge", "--no-edit", "side")
+    assert "CONFLICT" not in merged.stdout
+    status = json.loads(baton("status", "--json", cwd=repo, extra_env=two).out)
+    assert [(w["worker"], w["step"]) for w in status["workers"]] == [("w1", "b")], status["workers"]  # side's
+    assert status["done"] == 1
+    assert baton("claim", cwd=repo, extra_env=two).out.startswith("nothing claimed for worker w2")

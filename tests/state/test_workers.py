@@ -99,10 +99,11 @@ def _merged(record: Dict[str, Any], ts: str) -> Dict[str, Any]:
 def test_a_claim_merged_from_another_branch_counts_only_when_it_is_later() -> None:
     snap = snap_of(claim("a", "w1"), claim("c", "w3"),  # at 00:00:01 and 00:00:02 here
                    _merged(claim("a", "w2"), "2026-01-01T00:00:00Z"),  # older: w1 keeps a
-                   _merged({"step": "c", "status": "done"}, "2025-12-31T23:59:00Z"),  # older: w3 keeps c
+                   _merged({"step": "c", "status": "done"}, "2025-12-31T23:59:00Z"),  # c is done: w3 no longer holds it
                    _merged(claim("b", "w4"), "2026-01-01T00:00:30Z"),
                    _merged(claim("d", "w1"), "2025-12-31T23:00:00Z"))  # w1 moved on to a since
-    assert claims.holder(snap.claims, "a") == "w1" and claims.holder(snap.claims, "c") == "w3"
+    # issue 25.12: a done that is the step's state ends the claim, even one made later here
+    assert claims.holder(snap.claims, "a") == "w1" and claims.holder(snap.claims, "c") is None
     assert claims.holder(snap.claims, "b") == "w4"
     assert claims.held_by(snap.claims, "w1") == "a" and claims.holder(snap.claims, "d") is None
     later = snap_of(claim("a", "w1"), _merged(claim("a", "w2"), "2026-01-01T00:01:00Z"),

@@ -1,0 +1,89 @@
+"""Hooks and commands on a frozen server (every server process SIGSTOPped: connections are taken
+by the kernel and never answered), and while it is down (issue 25.4, 25.5).
+
+Claude Code kills a hook at 10 s: each hook answers well inside that, with the local copy, whatever
+the server does, and ``status``, ``status --json``, ``log`` and ``report`` show what the clone's copy
+knows, marked as of when."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Dict
+
+import faultkit
+import outages
+
+if TYPE_CHECKING:
+    from conftest import Baton, Sandbox
+    from pgcluster import Cluster
+
+HOST_LIMIT = 10.0  # seconds: Claude Code stops a SessionStart, PreToolUse or Stop hook here
+
+
+def _timed_hook(event: str, payload: Dict[str, Any], sandbox: Sandbox, env: Dict[str, str]) -> float:
+    began = time.monotonic()
+    faultkit.hook(event, payload, sandbox.project, env, matcher_tool=str(payload.get("tool_name", "")))
+    return time.monotonic() - began
+
+
+def test_hooks_answer_inside_the_hosts_limit_on_a_frozen_server(
+        baton: Baton, sandbox: Sandbox, server: Cluster) -> None:
+    import os
+
+    url = server.createdb()
+    outages.project(sandbox.project)
+    env = {**os.environ, **outages.env_for(url, "w1")}
+    assert baton("claim", extra_env=env).out == "worker w1 claimed a\n"
+    server.freeze()
+    try:
+        took = {
+            "SessionStart": _timed_hook("SessionStart", {"source": "startup"}, sandbox, env),
+            "PreToolUse": _timed_hook("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "ls"},
+                                                     "tool_use_id": "t1"}, sandbox, env),
+            "Stop": _timed_hook("Stop", {"stop_hook_active": False}, sandbox, env),
+        }
+        claim, claim_took = outages.timed(baton, "claim", extra_env={**env, "BATON_WORKER": "w2"})
+    finally:
+        server.thaw()
+    print("frozen server:", {k: round(v, 2) for k, v in took.items()}, "claim", round(claim_took, 2))
+    assert all(seconds < HOST_LIMIT for seconds in took.values()), took
+    assert claim.code != 0 and "cannot be reached" in claim.err, claim
+    assert claim_took < 25, claim_took  # one wait of 15 s per outage, not one per query (two took 32 s)
+
+
+def test_status_log_and_report_show_the_clones_copy_while_the_server_is_down(
+        baton: Baton, sandbox: Sandbox, server: Cluster) -> None:
+    import json
+    import os
+
+    url = server.createdb()
+    outages.project(sandbox.project)
+    env = outages.env_for(url, "w1")
+    assert baton("claim", extra_env=env).code == 0
+    assert baton("record", "a", "done", "built", extra_env=env).code == 0  # w1 claims b after it
+    server.kill()
+    assert baton("record", "b", "running", "drawing", extra_env=env).out.startswith("queued b running")
+
+    status = baton("status", extra_env=env)
+    assert status.code == 0, status
+    first = status.out.splitlines()[0]
+    assert first.startswith("database: cannot be reached since 20") and "shown as of 20" in first, status.out
+    assert "1 record(s) queued" in first, first
+    data = json.loads(baton("status", "--json", extra_env=env).out)
+    assert data["database"]["reachable"] is False and data["database"]["queued"] == 1, data["database"]
+    assert data["done"] == 1 and [(r["step"], r["status"]) for r in data["last"]][-2:] == [
+        ("b", "claim"), ("b", "running")], data["last"]
+
+    log = baton("log", extra_env=env)
+    assert log.code == 0, log
+    assert [line.split()[2:4] for line in log.out.splitlines()] == [
+        ["a", "claim"], ["a", "done"], ["b", "claim"], ["b", "running"]], log.out
+    assert log.err.startswith("baton: warning: the job's database cannot be reached (") and "as of 20" in log.err
+    report = baton("report", extra_env=env)
+    assert report.code == 0 and report.out.startswith("database: cannot be reached since 20"), report
+    prompt = faultkit.hook("UserPromptSubmit", {"prompt": "/baton:status"}, sandbox.project,
+                            {**os.environ, **env})
+    assert "database: cannot be reached since 20" in json.dumps(prompt), prompt
+    server.start()
+    assert baton("status", extra_env=env).code == 0
+    assert outages.steps(url)[-1] == ("b", "running")  # the queue was written once it was back

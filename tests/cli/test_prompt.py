@@ -105,7 +105,9 @@ def test_record_keeps_the_session_and_the_note(layout: Layout) -> None:
         "b c", "running", "started; see `log`", "sess-1")
 
 
-NOTES = st.text(st.characters(codec="utf-8"), min_size=1, max_size=300).map(str.strip).filter(bool)
+NOTES = (st.text(st.characters(codec="utf-8"), min_size=1, max_size=300).map(str.strip).filter(bool)
+         # a note wholly inside one pair of quotes loses them, as a shell would take them (tests/cli/test_notes.py)
+         .filter(lambda note: not (len(note) > 1 and note[0] in "'\"" and note[-1] == note[0])))
 
 
 @settings(max_examples=150)

@@ -134,10 +134,12 @@ def refresh_shared(root: str, project: str, worker: str) -> None:
 
 
 def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]] = None,
-               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True) -> Loaded:
+               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True,
+               with_claims: bool = False) -> Loaded:
     """The job's state. Given the plan's ``steps`` (and the steps that need an approval), a ledger
     too far ahead of the saved snapshot is read quickly from its end (a partial state, exact for
-    those steps but not for claims: a parallel plan passes no ``steps``) while a detached process
+    those steps; ``with_claims``, a parallel plan's, for the claims too, else the whole ledger is
+    replayed, see ``store.state.coldclaims``) while a detached process
     rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
     under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
     ``worker`` is marked active."""
@@ -154,7 +156,9 @@ def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]]
         from store.state import background, quickread
 
         background.start(layout)
-        return quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS)
+        quick = quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS, with_claims)
+        if quick is not None:
+            return quick
     loaded = _caught_up(layout, base)
     if loaded.changed and save:
         _save_if_current(layout, loaded)

@@ -175,7 +175,7 @@ def read(ledger: Path, steps: Sequence[str], approvals: Sequence[str], base: Opt
     try:
         size = os.fstat(fd).st_size
         end = complete_end(fd, size, start)
-        held = coldclaims.read(fd, start, end, snap.claims, deadline) if with_claims else snap.claims
+        held = coldclaims.read(fd, start, end, snap.claims, steps, deadline) if with_claims else snap.claims
         if held is None:
             return None
         tail_start, tail = _tail(fd, start, end, wanted, snap)

@@ -164,6 +164,39 @@ def test_a_parallel_plans_quick_read_finds_a_claim_made_long_before(
     assert quickread.read(layout.ledger, sequential.ids, (), None, 1.0).partial
 
 
+def test_a_fresh_clones_first_claim_reads_the_claims_from_the_end_not_the_whole_ledger(
+        chain_lines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session starting in a fresh clone of a long parallel job claims a step without replaying
+    the ledger (what took a hook past Claude Code's timeout), and the claim is the one the full
+    replay would make: w1 holds a step long since, with no heartbeat file, so w3 takes it after w1."""
+    from store.state import quickread, snapshot
+
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    monkeypatch.setattr(journal, "INLINE_BYTES", 4096)
+    monkeypatch.setattr(quickread, "TAIL_BYTES", 2048)
+    monkeypatch.setattr(quickread, "MIN_TAIL", 5)
+    layout = location.resolve()
+    layout.root.mkdir()
+    layout.plan.write_text(json.dumps({"limits": {"lease_minutes": 1},
+                                       "steps": [{"id": "a", "needs": []}, {"id": "b", "needs": []}]}))
+    notes = [{"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "running", "note": f"progress {i}",
+              "session": "", "worker": "w2"} for i in range(200)]
+    layout.ledger.write_bytes(b"".join(chain_lines([
+        {"ts": "2026-01-01T00:00:00Z", "step": "a", "status": "claim", "note": "", "session": "", "worker": "w1"},
+        *notes, {"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "done", "note": "", "session": ""}])))
+    replays: List[str] = []
+    real_rebuild, real_catch_up = snapshot.rebuild, snapshot.catch_up
+    monkeypatch.setattr(snapshot, "rebuild", lambda *a: replays.append("rebuild") or real_rebuild(*a))
+    monkeypatch.setattr(snapshot, "catch_up", lambda *a: replays.append("catch_up") or real_catch_up(*a))
+    job = Job(layout, {"BATON_WORKER": "w3"}, save=False)
+    assert job.partial and job.take_step() == "a" and not replays
+    record = json.loads(layout.ledger.read_bytes().splitlines()[-1])
+    assert (record["status"], record["worker"], record["note"]) == (
+        "claim", "w3", "claimed by worker w3 after worker w1 (whose lease expired)")
+    monkeypatch.setattr(snapshot, "rebuild", real_rebuild)
+    assert snapshot.rebuild(layout.ledger).snapshot.claims["a"]["after"]["worker"] == "w1"
+
+
 @pytest.fixture
 def layout(monkeypatch: pytest.MonkeyPatch) -> location.Layout:
     monkeypatch.setenv("BATON_FSYNC", "0")

@@ -44,11 +44,12 @@ def hook(event: str, timeout: int, block: bool = False) -> Dict[str, Any]:
 
 def key_reads() -> List[Dict[str, Any]]:
     """Read is not gated in general (it would start a process per read); only reads of baton's
-    approval key are, through permission-rule filters that start the hook for those paths alone.
+    approval key and of its telemetry settings beside it (the collector's credentials) are, through
+    permission-rule filters that start the hook for those paths alone, wherever XDG_CONFIG_HOME puts them.
     Grep and Glob are in ``GATED``: no such filter matched them in 2.1.328, and a Grep of ``~`` reaches
     the key, which no filter on its path could tell."""
     return [{"matcher": "Read", "hooks": [{**hook("PreToolUse", 10, block=True), "if": rule}]}
-            for rule in ("Read(~/.config/baton/**)", "Read(**/approval.key)")]
+            for rule in ("Read(~/.config/baton/**)", "Read(**/approval.key)", "Read(**/baton/telemetry.env)")]
 
 
 def build() -> Dict[str, Any]:

@@ -17,7 +17,7 @@ from docpages import section
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = (ROOT / "dev" / "install-claude-code").read_text()
-[VERSION] = re.findall(r'^version="([\d.]+)"', SCRIPT, re.M)
+[VERSION] = re.findall(r'^pinned="([\d.]+)"', SCRIPT, re.M)
 [NODE_MAJOR] = re.findall(r"^node_major=(\d+)", SCRIPT, re.M)
 PACKAGE = "node_modules/@anthropic-ai/claude-code"
 # npm stand-in: logs its arguments, and "installs" a CLI that reports the version in $FAKE_REPORTS

@@ -13,6 +13,8 @@ from __future__ import annotations
 import os
 import sys
 
+from store.base import descriptors
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
@@ -81,7 +83,7 @@ def _call(conn: socket.socket, words: List[str]) -> int:
         cwd = os.getcwd()
     except OSError:
         cwd = os.environ.get("PWD", "/")
-    fds = [fd if _open(fd) else os.open(os.devnull, os.O_RDWR) for fd in (0, 1, 2)]
+    fds = [fd if descriptors.is_open(fd) else os.open(os.devnull, os.O_RDWR) for fd in (0, 1, 2)]
     request = json.dumps({"argv": words, "cwd": cwd}).encode("utf-8", "surrogateescape") + b"\n"
     socket.send_fds(conn, [request], fds)
 
@@ -103,11 +105,3 @@ def _call(conn: socket.socket, words: List[str]) -> int:
         answer += chunk
     word = answer.partition(b"\n")[0][5:]
     return int(word) if answer.startswith(b"exit ") and word.isdigit() else 1
-
-
-def _open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True

@@ -26,6 +26,8 @@ import sys
 if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.path): store/ is three folders up
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
+from store.base import descriptors  # noqa: E402 - after the path above
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import socket
@@ -89,7 +91,7 @@ def main(argv: List[str]) -> int:
     os.environ.update(context.get("env") or {})  # the gate judges each call as the hook would
     server = Broker(served).serve()
     try:
-        keep = tuple(fd for fd in (4, 7) if _open(fd))  # the report pipe and bwrap's arguments
+        keep = tuple(fd for fd in (4, 7) if descriptors.is_open(fd))  # the report pipe and bwrap's arguments
         proc = subprocess.Popen(argv[split + 1:], pass_fds=keep, env=served.bash_env)
         for fd in keep:
             os.close(fd)  # bwrap has them; the report pipe must end when bwrap does
@@ -103,15 +105,7 @@ def main(argv: List[str]) -> int:
             os.unlink(str(context["socket"]))
         except OSError:
             pass
-    return code if code >= 0 else 128 - code
-
-
-def _open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
+    return descriptors.shell_status(code)
 
 
 if __name__ == "__main__":

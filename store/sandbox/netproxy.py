@@ -27,7 +27,8 @@ import threading
 if __name__ == "__main__":  # run as a program (-I: its folder is not on sys.path): store/ is three folders up
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from store.plan.hostnames import normal_host  # noqa: E402 - after the path above
+from store.base import descriptors  # noqa: E402 - after the path above
+from store.plan.hostnames import normal_host  # noqa: E402
 from store.plan.hosts import host_matches  # noqa: E402
 
 TYPE_CHECKING = False
@@ -158,7 +159,7 @@ def main(argv: List[str]) -> int:
     sock, inside, bwrap, groups, rest = argv[0], argv[1], argv[2], argv[3:split], argv[split + 1:]
     server = serve(sock, groups)
     try:
-        keep = tuple(fd for fd in (4, 7) if _open(fd))  # the report pipe and bwrap's arguments
+        keep = tuple(fd for fd in (4, 7) if descriptors.is_open(fd))  # the report pipe and bwrap's arguments
         proc = subprocess.Popen(bwrap_argv(bwrap, inside, rest), pass_fds=keep)
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
             signal.signal(sig, lambda number, _frame: proc.send_signal(number))
@@ -167,15 +168,7 @@ def main(argv: List[str]) -> int:
         server.server_close()
         if os.path.exists(sock):
             os.unlink(sock)
-    return code if code >= 0 else 128 - code
-
-
-def _open(fd: int) -> bool:
-    try:
-        os.fstat(fd)
-    except OSError:
-        return False
-    return True
+    return descriptors.shell_status(code)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,7 @@ def test_a_long_prompt_note_is_recorded_whole_or_refused_by_name(sandbox: Sandbo
     if ledger:
         assert "recorded a done" in answer["stopReason"]
     else:  # refused: and the person is told why, never silently
-        assert "note" in answer["stopReason"] and "recorded" not in answer["stopReason"].replace("not recorded", "")
+        reason = answer["stopReason"]
+        assert "note" in reason and ("nothing was recorded" in reason or "not recorded" in reason), reason
 
 

@@ -14,6 +14,8 @@ them, with the bytecode cache on:
   10 asks for it to be as fast as the sequential row above;
 * ``cold SessionStart``: the SessionStart hook exactly as ``hooks/hooks.json`` starts it, with that
   plan and no snapshot; its output must hold the brief;
+* ``cold SessionStart, parallel plan``: the same hook for a worker of the parallel plan, which
+  claims a step there (the ledger is cut back to its size after each run);
 * ``rebuild aside``: the detached process that then rebuilds ``state.json`` (off the critical path);
 * ``verify``: ``baton verify`` of the whole ledger;
 * ``log``: ``baton log -n N`` of the whole ledger (N = the size), output to a file;
@@ -71,9 +73,9 @@ NEVER = [f"n{i:02d}-never-recorded" for i in range(10)]
 MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print('{}')"
 SHA_FILE = "import hashlib, sys; hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()"
 TARGETS = {"cold brief": 1.5, "cold brief, 10 steps never recorded": 1.5, "cold brief, parallel plan": 1.5,
-           "cold SessionStart": 2.0, "verify": 3.0}
+           "cold SessionStart": 2.0, "cold SessionStart, parallel plan": 2.0, "verify": 3.0}
 ROWS = ("cold brief", "cold brief, 10 steps never recorded", "cold brief, parallel plan",
-        "cold SessionStart", "rebuild aside", "verify", "log",
+        "cold SessionStart", "cold SessionStart, parallel plan", "rebuild aside", "verify", "log",
         "seed brief (reads it all)", "sha256 of the file", "minimal Python hook", "python3 -c pass")
 
 
@@ -159,6 +161,8 @@ def measure(size: int, runs: int, work: Path, env: Dict[str, str], quiet: bool =
             (state / "plan.json").write_text(plan_never)
             (state / "state.json").unlink(missing_ok=True)
             timed(figures["cold SessionStart"], hook_argv, project, hook_env, payload, check="NEXT: ")
+            _parallel_session_start(state, plan_parallel, figures["cold SessionStart, parallel plan"],
+                                    hook_argv, project, hook_env, payload)
         start = time.perf_counter()
         timed(figures["rebuild aside"], [sys.executable, "-S", "-c",
                                          "import sys; sys.path.insert(0, sys.argv[1]); "
@@ -172,12 +176,28 @@ def measure(size: int, runs: int, work: Path, env: Dict[str, str], quiet: bool =
               check="NEXT: ")
         timed(figures["sha256 of the file"], [sys.executable, "-c", SHA_FILE, str(state / "steps.jsonl")], project,
               env)
-        timed(figures["minimal Python hook"], [hook_argv[0], "-S", "-c", MINIMAL_HOOK], project, bare_env, payload,
+        python3 = shutil.which("python3") or sys.executable  # hooks.json starts /bin/sh, which execs python3
+        timed(figures["minimal Python hook"], [python3, "-S", "-c", MINIMAL_HOOK], project, bare_env, payload,
               check="{}")
         timed(figures["python3 -c pass"], [sys.executable, "-c", "pass"], project, env)
     result.figures = figures
     shutil.rmtree(project)
     return result
+
+
+def _parallel_session_start(state: Path, plan: str, figure: Figure, argv: List[str], project: Path,
+                            env: Dict[str, str], payload: Path) -> None:
+    """The SessionStart hook of a worker in a parallel plan with no snapshot: it claims a step (one
+    record appended), so the ledger is put back as it was for the next figure."""
+    ledger = state / "steps.jsonl"
+    size = ledger.stat().st_size
+    (state / "plan.json").write_text(plan)
+    (state / "state.json").unlink(missing_ok=True)
+    try:
+        timed(figure, argv, project, {**env, "BATON_WORKER": "bench-worker"}, payload, check="NEXT: ")
+    finally:
+        os.truncate(ledger, size)  # the claim goes: every run claims in the same ledger
+        (state / "state.json").unlink(missing_ok=True)
 
 
 def table(meta: Dict[str, Any], results: Sequence[SizeResult]) -> str:

@@ -178,7 +178,7 @@ def _record(layout: Layout, env: Mapping[str, str], step_id: str, status: str, n
                         f"{step.id} is already recorded done with this same change (patch-id "
                         f"{str(same['patch_id'])[:12]}, #{same.get('seq')}); not recorded again", 0)
     done = journal.commit(layout, step.id, recorded, note, {"session": env.get("CLAUDE_CODE_SESSION_ID", ""), **fields},
-                          steps=plan.ids, retry_check=recorded == status)
+                          steps=plan.ids, retry_check=recorded == status, with_claims=plan.parallel)
     entry = done.record
     if entry.get("queued"):  # a database that cannot be reached: kept in the clone's queue
         nxt = progress(plan, done.loaded.snapshot, workers.identity(env)).next

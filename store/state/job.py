@@ -30,12 +30,12 @@ class Job:
         self.layout, self.env = layout, env
         self.plan: Plan = load_plan(layout.file(PLAN))
         self.worker = workers.identity(env)
-        # A quick read is exact for each step's latest record but not for claims (who holds a step
-        # depends on every claim, release and end since): a parallel plan always reads the whole state.
-        steps = self.plan.ids if quick and not self.plan.parallel else None
+        # A quick read is exact for each step's latest record; a parallel plan's also reads every
+        # claim, release and end (store.state.coldclaims), or the whole ledger when that is not exact.
+        steps = self.plan.ids if quick else None
         loaded = journal.read_state(layout, save=save, steps=steps,
                                     approvals=[s.id for s in self.plan.steps if s.needs_approval],
-                                    worker=self.worker, fresh=fresh)
+                                    worker=self.worker, fresh=fresh, with_claims=self.plan.parallel)
         self.snap, self.torn = loaded.snapshot, loaded.torn
         self.partial, self.unresolved = loaded.partial, loaded.unresolved
         self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached

@@ -134,10 +134,12 @@ def refresh_shared(root: str, project: str, worker: str) -> None:
 
 
 def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]] = None,
-               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True) -> Loaded:
+               approvals: Sequence[str] = (), worker: str = "", fresh: bool = True,
+               with_claims: bool = False) -> Loaded:
     """The job's state. Given the plan's ``steps`` (and the steps that need an approval), a ledger
     too far ahead of the saved snapshot is read quickly from its end (a partial state, exact for
-    those steps but not for claims: a parallel plan passes no ``steps``) while a detached process
+    those steps; ``with_claims``, a parallel plan's, for the claims too, else the whole ledger is
+    replayed, see ``store.state.coldclaims``) while a detached process
     rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
     under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
     ``worker`` is marked active."""
@@ -154,7 +156,9 @@ def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]]
         from store.state import background, quickread
 
         background.start(layout)
-        return quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS)
+        quick = quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS, with_claims)
+        if quick is not None:
+            return quick
     loaded = _caught_up(layout, base)
     if loaded.changed and save:
         _save_if_current(layout, loaded)
@@ -237,8 +241,9 @@ def fields(snap: Snapshot, step: str, status: str, note: str, extra: Mapping[str
 
 def commit(layout: Layout, step: str, status: str, note: str = "", extra: Optional[Mapping[str, Any]] = None,
            steps: Optional[Sequence[str]] = None, retry_check: bool = True, sync: Optional[bool] = None,
-           guard: Optional[Callable[[Snapshot], None]] = None) -> Committed:
+           guard: Optional[Callable[[Snapshot], None]] = None, with_claims: bool = False) -> Committed:
     """Append one record (unless it is a retry); the caller has validated ``step`` and ``status``.
+    ``with_claims`` (a parallel plan's record): the state returned holds exact claims too.
     ``steps``: the plan's steps, for the state returned; a ledger far ahead of its snapshot is then
     read quickly for them (for ``step`` alone when not given) and rebuilt aside. ``sync`` overrides
     ``BATON_FSYNC`` (``baton once`` always makes its records durable); ``guard`` sees the whole
@@ -251,17 +256,23 @@ def commit(layout: Layout, step: str, status: str, note: str = "", extra: Option
             guard(snap)
         return chosen
 
-    done = commit_if(layout, choose, steps=steps if steps is not None else [step], whole=guard is not None,
-                     retry_check=retry_check, sync=sync, queue=chosen if guard is None else None)
+    wanted = steps if steps is not None else [step]
+    done = commit_if(layout, choose, steps=wanted, whole=guard is not None, retry_check=retry_check, sync=sync,
+                     queue=chosen if guard is None else None,
+                     claims_of=wanted if with_claims and guard is None else None)
     assert done is not None, "a record known in advance is always appended (or found as a retry)"
     return done
 
 
 def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], steps: Optional[Sequence[str]] = None,
               whole: bool = True, retry_check: bool = True, sync: Optional[bool] = None,
-              queue: Optional[Chosen] = None, take: Optional[Take] = None) -> Optional[Committed]:
+              queue: Optional[Chosen] = None, take: Optional[Take] = None,
+              claims_of: Optional[Sequence[str]] = None) -> Optional[Committed]:
     """Append the record ``choose(state)`` names under the ledger's lock, ``None`` when it names
-    none. ``whole``: ``choose`` judges the whole state, never a quick partial one. With a database,
+    none. ``whole``: ``choose`` judges the whole state, never a quick partial one, unless it judges
+    only the plan steps ``claims_of`` and their claims (a parallel plan's claim): a ledger far ahead
+    of its snapshot is then read from its end when that is exact for them (``store.state.coldclaims``;
+    every step found, the claims settled), so a fresh clone's first claim does not replay it all. With a database,
     ``take`` makes it a claim the database decides (see :class:`Take`), and ``queue`` is the record
     kept in the clone's queue while the server cannot be reached (none: a clear error instead)."""
     remote = shared()
@@ -276,10 +287,7 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
         os.makedirs(layout.state_dir, exist_ok=True)
         with durable.locked(layout.file(LOCK)):
             last = repair_tail(layout, warnings)
-            if whole:
-                loaded = _caught_up(layout, snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER)))
-            else:
-                loaded = read_state(layout, save=False, steps=steps)
+            loaded = _state_to_judge(layout, steps, whole, claims_of)
             snap = loaded.snapshot
             if last is not None and snap.seq != last["seq"]:
                 loaded = snapshot.rebuild(layout.file(LEDGER))
@@ -309,6 +317,15 @@ def commit_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]], st
     return Committed(record, Loaded(snap, 0, False, loaded.partial, loaded.unresolved), False, warnings)
 
 
+def _state_to_judge(layout: Layout, steps: Optional[Sequence[str]], whole: bool,
+                    claims_of: Optional[Sequence[str]]) -> Loaded:
+    if not whole or claims_of is not None:
+        loaded = read_state(layout, save=False, steps=claims_of or steps, with_claims=claims_of is not None)
+        if not (whole and loaded.unresolved):  # a step the quick read had no time to find: not exact
+            return loaded
+    return _caught_up(layout, snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER)))
+
+
 def _save_after_append(layout: Layout, snap: Snapshot, warnings: List[str]) -> None:
     from store.base import durable
     from store.state import once_keys
@@ -329,10 +346,10 @@ def append(layout: Layout, step: str, status: str, note: str = "", sync: Optiona
 
 
 def append_if(layout: Layout, choose: Callable[[Snapshot], Optional[Chosen]],
-              take: Optional[Take] = None) -> Optional[Dict[str, Any]]:
+              take: Optional[Take] = None, claims_of: Optional[Sequence[str]] = None) -> Optional[Dict[str, Any]]:
     """The record ``choose(whole state)`` names, appended (``None`` when it names none); see
     :func:`commit_if`. Never a retry and never queued: what it appends depends on the state."""
-    done = commit_if(layout, choose, retry_check=False, take=take)
+    done = commit_if(layout, choose, retry_check=False, take=take, claims_of=claims_of)
     return done.record if done is not None else None
 
 

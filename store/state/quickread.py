@@ -17,6 +17,7 @@ from pathlib import Path
 
 from store.base import jsonc
 from store.ledger.ledger import LedgerError, check_link, complete_end, lines_backwards, parse_line
+from store.state import coldclaims
 from store.state.snapshot import STEP_STATUSES, Loaded, Snapshot, key_digest
 
 TYPE_CHECKING = False
@@ -161,9 +162,11 @@ def _first(fd: int) -> Dict[str, Any]:
 
 
 def read(ledger: Path, steps: Sequence[str], approvals: Sequence[str], base: Optional[Snapshot],
-         budget: float) -> Loaded:
+         budget: float, with_claims: bool = False) -> Optional[Loaded]:
     """A partial snapshot: ``base`` (a saved snapshot that matches the ledger, or ``None``) plus what
-    the ledger after it says about ``steps`` and ``approvals``, found within ``budget`` seconds."""
+    the ledger after it says about ``steps`` and ``approvals``, found within ``budget`` seconds.
+    ``with_claims`` (a parallel plan): the claims too, exactly (``store.state.coldclaims``), or
+    ``None`` when they cannot be (the caller then replays the whole ledger)."""
     deadline = time.monotonic() + budget
     snap = (Snapshot.from_bytes(base.to_bytes()) if base is not None else None) or Snapshot()
     start = snap.offset
@@ -172,6 +175,9 @@ def read(ledger: Path, steps: Sequence[str], approvals: Sequence[str], base: Opt
     try:
         size = os.fstat(fd).st_size
         end = complete_end(fd, size, start)
+        held = coldclaims.read(fd, start, end, snap.claims, steps, deadline) if with_claims else snap.claims
+        if held is None:
+            return None
         tail_start, tail = _tail(fd, start, end, wanted, snap)
         _search_progress(fd, start, tail_start, wanted, deadline)
         searched = _search(fd, start, tail_start, wanted, deadline)
@@ -187,6 +193,8 @@ def read(ledger: Path, steps: Sequence[str], approvals: Sequence[str], base: Opt
     if end > start:
         snap.offset = end
         snap.mark_end(last_line)
+    if with_claims:
+        snap.claims = held  # folding the found records moved claims as if nothing came between them
     missing = () if searched else sorted(wanted.steps | wanted.approvals)
     return Loaded(snap, size - end, False, partial=True, unresolved=missing)
 

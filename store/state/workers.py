@@ -122,7 +122,7 @@ def claim(layout: Layout, plan: Plan, worker: str, waits: Callable[[str], bool] 
         return pick(snap, step) if step is not None else None
 
     take = journal.Take(worker, leases.lease_seconds(plan), names, pick)
-    record = journal.append_if(layout, choose, take)
+    record = journal.append_if(layout, choose, take, claims_of=plan.ids)  # choose reads only the plan's steps
     if record is not None:
         if journal.shared() is None:  # a database started the lease in the claim's transaction
             leases.renew_file(layout, worker)

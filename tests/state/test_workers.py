@@ -137,10 +137,11 @@ def parse_hash(line: bytes) -> str:
     return str(json.loads(line)["hash"])
 
 
-def test_a_parallel_plan_reads_the_whole_ledger_where_a_quick_read_would_miss_a_claim(
+def test_a_parallel_plans_quick_read_finds_a_claim_made_long_before(
         chain_lines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A quick read from the ledger's end finds each step's latest step record, not its latest
-    claim: a claim made long before would be lost, and its holder told it holds nothing."""
+    """A quick read from the ledger's end finds each step's latest step record; a parallel plan's
+    also reads every claim (store.state.coldclaims): a claim made long before is not lost, and its
+    holder is told it holds it."""
     from store.state import quickread
 
     monkeypatch.setattr(journal, "INLINE_BYTES", 4096)  # a long ledger, at a scale a test can write
@@ -157,9 +158,43 @@ def test_a_parallel_plan_reads_the_whole_ledger_where_a_quick_read_would_miss_a_
         *notes])))
     assert layout.ledger.stat().st_size > 4 * 4096
     job = Job(layout, {"BATON_WORKER": "w1"})
-    assert not job.partial and job.next is not None and job.next.id == "a"
+    assert job.partial and job.next is not None and job.next.id == "a"
+    assert Job(layout, {"BATON_WORKER": "w2"}).next.id == "b"  # type: ignore[union-attr]
     sequential = parse_plan({"steps": ["a", "b"]})  # the same ledger under a plan without needs: read quickly
     assert quickread.read(layout.ledger, sequential.ids, (), None, 1.0).partial
+
+
+def test_a_fresh_clones_first_claim_reads_the_claims_from_the_end_not_the_whole_ledger(
+        chain_lines: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A session starting in a fresh clone of a long parallel job claims a step without replaying
+    the ledger (what took a hook past Claude Code's timeout), and the claim is the one the full
+    replay would make: w1 holds a step long since, with no heartbeat file, so w3 takes it after w1."""
+    from store.state import quickread, snapshot
+
+    monkeypatch.setenv("BATON_FSYNC", "0")
+    monkeypatch.setattr(journal, "INLINE_BYTES", 4096)
+    monkeypatch.setattr(quickread, "TAIL_BYTES", 2048)
+    monkeypatch.setattr(quickread, "MIN_TAIL", 5)
+    layout = location.resolve()
+    layout.root.mkdir()
+    layout.plan.write_text(json.dumps({"limits": {"lease_minutes": 1},
+                                       "steps": [{"id": "a", "needs": []}, {"id": "b", "needs": []}]}))
+    notes = [{"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "running", "note": f"progress {i}",
+              "session": "", "worker": "w2"} for i in range(200)]
+    layout.ledger.write_bytes(b"".join(chain_lines([
+        {"ts": "2026-01-01T00:00:00Z", "step": "a", "status": "claim", "note": "", "session": "", "worker": "w1"},
+        *notes, {"ts": "2026-01-01T00:00:00Z", "step": "b", "status": "done", "note": "", "session": ""}])))
+    replays: List[str] = []
+    real_rebuild, real_catch_up = snapshot.rebuild, snapshot.catch_up
+    monkeypatch.setattr(snapshot, "rebuild", lambda *a: replays.append("rebuild") or real_rebuild(*a))
+    monkeypatch.setattr(snapshot, "catch_up", lambda *a: replays.append("catch_up") or real_catch_up(*a))
+    job = Job(layout, {"BATON_WORKER": "w3"}, save=False)
+    assert job.partial and job.take_step() == "a" and not replays
+    record = json.loads(layout.ledger.read_bytes().splitlines()[-1])
+    assert (record["status"], record["worker"], record["note"]) == (
+        "claim", "w3", "claimed by worker w3 after worker w1 (whose lease expired)")
+    monkeypatch.setattr(snapshot, "rebuild", real_rebuild)
+    assert snapshot.rebuild(layout.ledger).snapshot.claims["a"]["after"]["worker"] == "w1"
 
 
 @pytest.fixture

@@ -52,7 +52,7 @@ import os
 import re
 import time
 
-from store.ledger.ledger import LedgerError, parse_line
+from store.ledger.ledger import LedgerError, complete_end, parse_line
 from store.state import claims
 
 TYPE_CHECKING = False
@@ -128,22 +128,12 @@ def read(fd: int, start: int, end: int, base: Dict[str, Dict[str, Any]], steps: 
         data = os.pread(fd, high - low, low)
         cut = 0 if low == start else data.find(b"\n") + 1  # the first piece may begin mid-line
         if cut == 0 and low > start:  # one line longer than a chunk: take it whole
-            low = _line_start(fd, start, low)
+            low = complete_end(fd, low, start)  # back to the start of the line ``low`` falls in
             data, cut = os.pread(fd, high - low, low), 0
         if not _offer_chunk(data, cut, settling):
             return None
         high = low + cut
     return settling.fold(base, whole=not settling.stopped)
-
-
-def _line_start(fd: int, start: int, at: int) -> int:
-    while at > start:
-        low = max(start, at - CHUNK)
-        found = os.pread(fd, at - low, low).rfind(b"\n")
-        if found >= 0:
-            return low + found + 1
-        at = low
-    return start
 
 
 def _offer_chunk(data: bytes, cut: int, settling: Settling) -> bool:

@@ -109,6 +109,13 @@ def _sessions_table(data: Mapping[str, Any]) -> str:
     return table + note
 
 
+def _database(data: Mapping[str, Any]) -> str:
+    """While the job's database cannot be reached: the line that says the page shows the clone's copy."""
+    from store.cli.views import database_lines
+
+    return "".join(f'<p class="alert" id="database">{escape(line)}</p>' for line in database_lines(data))
+
+
 def _timeline_legend() -> str:
     spans = "".join(f'<span><i style="background:{c}"></i>{o}</span>' for o, c in COLOURS.items())
     return (f'<p class="legend">{spans}<span><i style="background:#991b1b"></i>tool failure</span>'
@@ -131,6 +138,7 @@ def render(data: Mapping[str, Any], now: Optional[float] = None) -> str:
 <body>
 <h1>baton report: <span id="job">{escape(title)}</span></h1>
 <div class="sub">generated {escape(str(data["generated"]))}; {nxt}</div>
+{_database(data)}
 <div class="progress" title="{data['done']} of {data['total']} steps"><div style="width:{done:.1f}%"></div></div>
 {_cards(data)}
 <h2>Timeline</h2>

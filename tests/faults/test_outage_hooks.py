@@ -81,6 +81,10 @@ def test_status_log_and_report_show_the_clones_copy_while_the_server_is_down(
     assert log.err.startswith("baton: warning: the job's database cannot be reached (") and "as of 20" in log.err
     report = baton("report", extra_env=env)
     assert report.code == 0 and report.out.startswith("database: cannot be reached since 20"), report
+    page = baton("report", "--html", str(sandbox.home / "report.html"), extra_env=env)
+    assert page.code == 0, page
+    html = (sandbox.home / "report.html").read_text()
+    assert '<p class="alert" id="database">database: cannot be reached since 20' in html, html[:2000]
     prompt = faultkit.hook("UserPromptSubmit", {"prompt": "/baton:status"}, sandbox.project,
                             {**os.environ, **env})
     assert "database: cannot be reached since 20" in json.dumps(prompt), prompt

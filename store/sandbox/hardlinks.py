@@ -38,7 +38,8 @@ class Linked:
 
 
 def _entries(root: str, skip: Set[str]) -> Iterable[Tuple[str, os.stat_result]]:
-    """Regular files with more than one link below ``root`` (its file system only), with their stat."""
+    """Every entry below ``root`` with its stat (not following links; folders entered on ``root``'s file
+    system only, ``.git`` and ``skip`` left out): :func:`find` keeps the regular files with more than one link."""
     try:
         device = os.lstat(root).st_dev
     except OSError:

@@ -127,7 +127,7 @@ def test_the_interactive_terminal_never_parks_a_call(
     write_plan(project, PLAN)
     made = baton(plugin_copy, project, claude.home, "record", "a", "done", "by hand")
     assert made.returncode == 0, made.stderr
-    fake_api.script = [shell("echo shipped > shipped.txt"), [text("ship waits for a person")]]
+    fake_api.script = [shell("echo shipped > shipped.txt"), [text("Held until someone approves.")]]
     original = Claude.env
     claude.env = lambda extra=None: original(claude, {"BATON_PARK_APPROVALS": "1", **(extra or {})})  # type: ignore[method-assign]
     settings = claude.home / ".claude" / "settings.json"
@@ -138,7 +138,8 @@ def test_the_interactive_terminal_never_parks_a_call(
         start_tui(claude, project, plugin_copy, tmp_path, tmux)
         tmux.keys("Ship it.", literal=True)
         tmux.keys("Enter")
-        tmux.wait_for(lambda s: "ship waits for a person" in s, "the model's answer", timeout=60)
+        # The refusal itself says "ship waits for a person": wait for the model's own words after it.
+        tmux.wait_for(lambda s: "Held until someone approves." in s, "the model's answer", timeout=60)
     finally:
         tmux.kill()
 

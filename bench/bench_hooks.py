@@ -86,7 +86,7 @@ from bench_store import (
 
 from store.cli import actions
 from store.monitor import figures
-from store.sandbox import rewrite
+from store.sandbox import rewrite, runs, scratch
 from store.state import journal
 from store.state.brief import COMPLETE
 from store.state.job import Job
@@ -767,7 +767,17 @@ class Runner:
         if scenario.fresh_session:
             self.project.transcript(session).unlink()
             stdin.unlink()
+        self._end_runs()
         return run
+
+    def _end_runs(self) -> None:
+        """Untimed: a sandboxed Bash call allowed here is over, as its PostToolUse leaves it in Claude Code
+        (until then it counts as running, and a Write would be refused as racing it)."""
+        state = str(self.project.layout.state_dir)
+        for run in runs.records(state):
+            if run.get("work"):
+                scratch.release(str(run["work"]))
+            runs.finish(state, str(run.get("id")))
 
     def bare(self, key: str, argv: Sequence[str]) -> Run:
         if key not in (MINIMAL, MINIMAL_DIRECT):

@@ -212,7 +212,8 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
             lines.append(text if rid == mine else f"(background command `{str(run.get('command'))[:60]}`) {text}")
         if runs.lock_held(runs.paths(state_dir, rid)["lock"]):
             runs.save(state_dir, rid, {**run, "checked": True, "running": True})
-        elif run.get("background") and run.get("running"):  # its shell may start after this hook: keep its files
+        elif run.get("background") and (run.get("running") or (rid == mine and not run.get("started"))):
+            # its shell may start after this hook: keep its files, and count it as running from now
             runs.save(state_dir, rid, {**run, "posted": run.get("posted") or time.time()})
         else:
             _finish(state_dir, run)

@@ -8,10 +8,11 @@ holds for as long as anything in that sandbox runs (``--lock-file``). PostToolUs
 rewritten command, so it finds the original here by the call's ``tool_use_id``. A held lock is a
 command still running (in the background, or moved there by its timeout): Write, Edit and
 NotebookEdit wait for it to end. A run counts as running from the moment PreToolUse allows it
-(its ``.json``): until its shell starts (a background command's shell starts after its PostToolUse
-may have run, and an approval may come first), for up to ``PENDING_SECONDS`` after PreToolUse or
-after its PostToolUse; then, once the rewritten command touched ``.started`` just before bwrap
-starts, for ``STARTING_SECONDS`` (the moment before bwrap takes the lock); then while the lock is
+(its ``.json``; one Claude Code asks the person about, ``asked``, once its PostToolUse came):
+until its shell starts (a background command's shell starts after its PostToolUse may have run),
+for up to ``PENDING_SECONDS`` after PreToolUse or after its PostToolUse; then, once the rewritten
+command touched ``.started`` just before bwrap starts, for ``STARTING_SECONDS`` (the moment
+before bwrap takes the lock); then while the lock is
 held. Nothing inside a sandbox can write here (``.baton`` is read-only).
 """
 
@@ -144,10 +145,12 @@ def records(state_dir: str) -> List[Dict[str, Any]]:
             data["running"] = held
         elif started:
             data["running"] = now - started < STARTING_SECONDS
-        else:  # allowed, its shell not started yet: from PreToolUse (or its PostToolUse, for a background one)
-            since = max(float(data.get("at", 0) or 0), float(data.get("posted", 0) or 0))
+        else:  # allowed, its shell not started yet: from PreToolUse's allow (an ask: from the person's, which no
+            # hook sees; a refused call must not hold writes) or its PostToolUse, for a background one
+            since = max(0.0 if data.get("asked") else float(data.get("at", 0) or 0), float(data.get("posted", 0) or 0))
             data["running"] = now - since < PENDING_SECONDS
         data["pending"] = not held and not started and data["running"]
+        data["started"] = bool(started)
         data["stale"] = not held and now - float(data.get("at", 0)) > STALE_SECONDS
         found.append(data)
     return sorted(found, key=lambda d: float(d.get("at", 0)))

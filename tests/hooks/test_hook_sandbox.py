@@ -204,6 +204,23 @@ def test_write_waits_for_a_background_command_allowed_and_not_started_yet(hook: 
     assert not allowed.denied, "a call refused by the person, or whose shell never came, holds writes only so long"
 
 
+def test_a_command_the_person_is_asked_about_holds_writes_only_once_it_ran(hook: Hook, job: JobDir,
+                                                                          payload: Payloads) -> None:
+    """Asked, it may be refused (no hook says so): a Write goes on. Allowed and started in the background,
+    its PostToolUse makes it count until its shell has started."""
+    job.plan(PLAN)
+    (job.project / "src").mkdir()
+    asked = hook("PreToolUse", bash(payload, "make dev", run_in_background=True))
+    if not hook.sandboxed:
+        pytest.skip("no sandbox here: no run on record")
+    assert asked.decision == "ask", asked
+    assert not hook("PreToolUse", write(payload, job.path("src/a.py"))).denied, "refused, or not allowed yet"
+    hook("PostToolUse", payload("post_tool_use_bash", tool_input={"command": asked.command, "description": "run",
+                                                                  "run_in_background": True}, tool_use_id="toolu_5"))
+    denied = hook("PreToolUse", write(payload, job.path("src/a.py")))
+    assert denied.denied and "`make dev` was allowed and its shell has not started yet" in denied.reason, denied
+
+
 def as_claude_code_would(result: hookkit.Result, tool_input: Dict[str, Any]) -> None:
     """Write or Edit the file after PreToolUse's answer, as Claude Code would: nothing on deny."""
     if result.denied:

@@ -74,6 +74,17 @@ def test_a_run_counts_as_running_from_the_moment_it_is_allowed_until_its_shell_s
     assert runs.running(state) == [], "started long ago and its lock is free: it ended"
 
 
+def test_a_run_claude_code_asks_about_counts_only_once_its_posttooluse_came(tmp_path: Path) -> None:
+    """An ``ask``: the person may refuse it, and no hook says so; a refused call must not hold writes. Once
+    allowed, a background command's PostToolUse marks it, and it counts until its shell has started."""
+    state = str(tmp_path / ".baton")
+    os.makedirs(state)
+    runs.start(state, "toolu_ask", {"command": "make dev", "background": True, "asked": True})
+    assert runs.running(state) == [], "waiting for the person, or refused"
+    _age(state, "toolu_ask", 0, "posted")
+    assert [r["id"] for r in runs.running(state)] == ["toolu_ask"]
+
+
 def test_run_ids_are_safe_file_names() -> None:
     assert runs.run_id("toolu_01AbC") == "toolu_01AbC"
     assert runs.run_id("../../x y") == "______x_y"

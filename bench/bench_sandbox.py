@@ -8,6 +8,9 @@ it measures, interleaved so that a busy machine disturbs every row alike:
   pwd -P >| <file>'``), for ``true`` and for ``git status --short``: the command itself, and the
   command rewritten by baton to run in bubblewrap (the rewrite made once, as the hook would), with a
   private /tmp and with the host's (the launcher that mounts the job's /tmp as an overlay first);
+  and for ``true`` with the host's /tmp, where the kernel has Landlock scopes, with the abstract-socket
+  scope of a host-network step: put on by that launcher (as the gate starts it), or by a Python of
+  its own between the launcher and bwrap (as before);
 * the PreToolUse hook on that Bash call, started exactly as ``hooks/hooks.json`` starts it, with the
   sandbox (it reads the person's rules, builds bwrap's arguments, writes the run's files) and in the
   fallback (no sandbox: the static gate alone), beside ``python3 -S -c pass``;
@@ -15,7 +18,8 @@ it measures, interleaved so that a busy machine disturbs every row alike:
   after-check) and after an unsandboxed one;
 * in this process, building bwrap's arguments and the rewrite (what the hook adds on its hot path).
 
-Medians with min and max; each measured process has Python's bytecode cache on (in a private
+Medians with min and max, and the median CPU time (user + system of the process and the children it
+waited for); each measured process has Python's bytecode cache on (in a private
 folder). Standard library only; Linux with bubblewrap.
 
     python3 bench/bench_sandbox.py [--runs N] [--json]

@@ -80,8 +80,8 @@ def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     shown = " ".join(str(live[0].get("command", "")).split())[:80]
     if all(run.get("pending") for run in live):
         return refuse("background", f"baton denied {call.tool} on {raw}: the sandboxed command `{shown}` was allowed "
-                                    "and its shell has not started yet (it may be waiting for an approval, or starting "
-                                    "in the background), and this tool writes outside the sandbox, where that command "
+                                    "and its shell has not started yet (Claude Code starts it, in the background or "
+                                    "after its approval), and this tool writes outside the sandbox, where that command "
                                     "could swap a folder on the path for a symlink. Edit the file with a Bash command "
                                     f"(it runs sandboxed), or try again once it has started or within "
                                     f"{runs.PENDING_SECONDS:g} s if it was refused.")

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
 FOLDER = "run"
 MADE = "made"  # folders the sandbox made in the project as mount points (removed when no run needs them)
 STARTING_SECONDS = 3.0  # a run started (its shell touched ``.started``) whose lock is not held yet is starting
-# a run allowed whose shell has not started: waiting for a person's approval, or a background command's shell not
-# yet at the script. A refused call leaves its record too (no hook says so), so the wait is bounded: past it, a
-# shell that starts still cannot race a write judged before its approval
+# a run allowed whose shell has not started yet (a background command's shell may start after its PostToolUse).
+# A call allowed here and refused after (a later hook, a deny rule) leaves its record too, and no hook says so:
+# the wait is bounded, and past it writes go on
 PENDING_SECONDS = 60.0
 STALE_SECONDS = 24 * 3600
 

@@ -141,8 +141,9 @@ def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]]
     those steps; ``with_claims``, a parallel plan's, for the claims too, else the whole ledger is
     replayed, see ``store.state.coldclaims``) while a detached process
     rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
-    under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
-    ``worker`` is marked active."""
+    under the lock. With no snapshot a hook replays only for its budget and may answer with
+    ``reading`` set (``store.state.resume``). With a database, ``fresh=False`` lets a hook use the
+    clone's recent copy, and ``worker`` is marked active."""
     remote = shared()
     if remote is not None:
         loaded: Loaded = remote.read_state(layout, worker, fresh, fields)

@@ -127,8 +127,11 @@ def read_on(layout: Layout, progress: Optional[Progress], save_whole: Optional[C
     snap = made.snapshot
     if how.done:
         loaded = Loaded(snap, how.torn, True)
-        if save_whole is not None and save_whole(loaded):
-            clear(layout)
+        if save_whole is not None:
+            if save_whole(loaded):
+                clear(layout)
+            else:  # a writer moved the ledger on meanwhile: keep what was read for the next reader
+                save(layout, made)
         return loaded
     why = save(layout, made) if save_whole is not None else "this reader saves nothing"
     return Loaded(snap, 0, False, partial=True, reading=(snap.offset, snapshot.ledger_size(layout.file(LEDGER)), why))

@@ -276,6 +276,7 @@ def measure_held(size: int, work: Path, env: Dict[str, str]) -> Dict[str, Any]:
         ledger = state / "steps.jsonl"
         for _ in range(3):
             (state / "state.json").unlink(missing_ok=True)
+            (state / "replay.json").unlink(missing_ok=True)  # else the brief goes on from where the hooks got
             timed(figures["cold brief, full replay (the reference)"], [sys.executable, str(BATON), "brief"], project,
                   {**env, "BATON_WORKER": "w9"}, check="NEXT: ")
     size_bytes = ledger.stat().st_size

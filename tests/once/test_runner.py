@@ -30,15 +30,38 @@ EFFECT = ("import os, sys, time\n"
           "sys.exit(int(sys.argv[1]))\n")
 
 
+# A side effect that counts its run, says so, and goes on until the test creates ``release`` (a
+# minute at most); ``ended`` is the last thing it writes. Tests wait on these files, not on time.
+HOLD = ("import os, time\n"
+        "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
+        "print('progress: holding', flush=True)\n"
+        "deadline = time.monotonic() + 60\n"
+        "while not os.path.exists('release') and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "open('ended', 'w').close()\n")
+
+
 @pytest.fixture
 def job(baton: Baton, sandbox: Sandbox) -> Path:
     assert baton("init", "deliver", "report").code == 0
     (sandbox.project / "effect.py").write_text(EFFECT)
+    (sandbox.project / "hold.py").write_text(HOLD)
     return sandbox.project
 
 
 def effect(code: int = 0, sleep: float = 0) -> List[str]:
     return [sys.executable, "effect.py", str(code), str(sleep)]
+
+
+def hold() -> List[str]:
+    return [sys.executable, "hold.py"]
+
+
+def wait_for_run(project: Path, key: str) -> None:
+    deadline = time.monotonic() + 60
+    while key not in runs(project):
+        assert time.monotonic() < deadline, f"the command of {key} never started"
+        time.sleep(0.02)
 
 
 def runs(project: Path) -> List[str]:
@@ -154,12 +177,12 @@ def test_settling_a_key_with_a_result_or_one_running_now_is_refused(baton: Baton
     assert refused.code == 1 and "already has a result" in refused.err
     assert baton("once", "failing", "--", *effect(9)).code == 9
     assert baton("once", "--settle", "failing", "retry", "fixed the cause").code == 0  # a failure may be retried
-    slow = popen(plugin_copy, job, "once", "slow", "--", *effect(0, 3))
-    while "slow" not in runs(job):
-        time.sleep(0.05)
+    slow = popen(plugin_copy, job, "once", "slow", "--", *hold())
+    wait_for_run(job, "slow")
     busy = baton("once", "--settle", "slow", "done", "guess")
+    (job / "release").touch()
     assert busy.code == 1 and "is running now" in busy.err
-    assert slow.wait(30) == 0
+    assert slow.wait(60) == 0
 
 
 def test_help_and_no_plan(baton: Baton, sandbox: Sandbox) -> None:
@@ -183,11 +206,10 @@ def test_the_same_key_at_the_same_time_runs_once_and_all_get_its_result(job: Pat
 
 
 def test_a_second_caller_waiting_on_a_killed_run_gets_unknown(job: Path, plugin_copy: Path) -> None:
-    holder = popen(plugin_copy, job, "once", "k", "--", *effect(0, 30), start_new_session=True)
-    while "k" not in runs(job):
-        time.sleep(0.05)
+    holder = popen(plugin_copy, job, "once", "k", "--", *hold(), start_new_session=True)
+    wait_for_run(job, "k")
     waiter = popen(plugin_copy, job, "once", "k", "--", *effect(0))
-    time.sleep(0.5)
+    assert waiter.stderr is not None and "waiting for its result" in waiter.stderr.readline()  # it waits now
     os.killpg(holder.pid, signal.SIGKILL)  # the holder and its command
     holder.communicate()
     _, err = waiter.communicate(timeout=60)
@@ -196,15 +218,16 @@ def test_a_second_caller_waiting_on_a_killed_run_gets_unknown(job: Path, plugin_
 
 def test_a_command_left_running_by_a_killed_baton_still_holds_the_key(job: Path, plugin_copy: Path,
                                                                       baton: Baton) -> None:
-    holder = popen(plugin_copy, job, "once", "k", "--", *effect(0, 3))
-    while "k" not in runs(job):
-        time.sleep(0.05)
-    holder.kill()  # baton alone dies; its command goes on for a while
+    holder = popen(plugin_copy, job, "once", "k", "--", *hold())
+    wait_for_run(job, "k")
+    holder.kill()  # baton alone dies; its command goes on until released
     holder.communicate()
-    started = time.monotonic()
-    second = baton("once", "k", "--", *effect(0))
-    assert time.monotonic() - started > 1.0, "the second run did not wait for the orphaned command"
-    assert second.code == 3 and "waiting for its result" in second.err and runs(job) == ["k"]
+    second = popen(plugin_copy, job, "once", "k", "--", *effect(0))
+    assert second.stderr is not None and "waiting for its result" in second.stderr.readline()
+    assert second.poll() is None and not (job / "ended").exists(), "the second run did not wait for the command"
+    (job / "release").touch()
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 3 and runs(job) == ["k"], err
 
 
 def test_the_idempotency_key_is_stable_for_the_job_and_the_key(baton: Baton, job: Path, tmp_path: Path) -> None:
@@ -288,11 +311,11 @@ def test_a_command_killed_by_a_signal_of_its_own_is_unknown(baton: Baton, job: P
 
 
 def test_output_is_streamed_while_the_command_runs(job: Path, plugin_copy: Path) -> None:
-    proc = popen(plugin_copy, job, "once", "slow", "--", *effect(0, 2))
-    started = time.monotonic()
-    assert proc.stdout is not None and proc.stdout.readline() == "progress: sending\n"
-    assert time.monotonic() - started < 1.8, "the first line arrived only at the end"
-    proc.communicate(timeout=30)
+    proc = popen(plugin_copy, job, "once", "slow", "--", *hold())
+    assert proc.stdout is not None and proc.stdout.readline() == "progress: holding\n"
+    assert not (job / "ended").exists(), "the first line arrived only at the end"
+    (job / "release").touch()
+    proc.communicate(timeout=60)
     assert proc.returncode == 0
 
 

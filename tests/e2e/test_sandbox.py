@@ -183,14 +183,27 @@ def test_write_waits_while_a_sandboxed_command_runs_in_the_background(
 ) -> None:
     job(project, plugin_copy, claude)
     assert baton(plugin_copy, project, claude.home, "record", "prep", "done", "x").returncode == 0
-    server = tool_use("Bash", {"command": "sleep 6", "description": "server", "run_in_background": True}, id="server")
-    fake_api.script = Turns([text("start"), server],
-                            [tool_use("Write", {"file_path": "src/a.py", "content": "x\n"}, id="write")],
-                            [bash("edit", "echo y > src/b.py")], [text("done")])
+    # The server says it is up, then runs until the edit's file is there (a minute at most): not a
+    # fixed time the Write could come after on a busy machine.
+    command = "echo up >src/up; for i in $(seq 600); do [ -e src/b.py ] && exit; sleep .1; done"  # as shown: 80
+    server = tool_use("Bash", {"command": command, "description": "server", "run_in_background": True}, id="server")
+    turns = Turns([text("start"), server],
+                  [tool_use("Write", {"file_path": "src/a.py", "content": "x\n"}, id="write")],
+                  [bash("edit", "echo y > src/b.py")], [text("done")])
+
+    def script(body: Dict[str, Any]) -> Any:
+        if turns.served == 1:  # the Write is next: only once the server is up
+            deadline = time.monotonic() + 60
+            while not (project / "src" / "up").exists():
+                assert time.monotonic() < deadline, "the background server never started"
+                time.sleep(0.1)
+        return turns(body)
+
+    fake_api.script = script
 
     run = claude.run("do step build", cwd=project, plugin_dir=plugin_copy, timeout=120)
 
     assert run.returncode == 0, run.stderr
     seen = outputs(fake_api)
-    assert "the sandboxed command `sleep 6` is still running" in seen["write"], seen["write"]
+    assert f"the sandboxed command `{command}` is still running" in seen["write"], seen["write"]
     assert not (project / "src" / "a.py").exists() and (project / "src" / "b.py").read_text() == "y\n"

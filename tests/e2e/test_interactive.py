@@ -4,7 +4,8 @@ The CLI runs in a tmux server of its own (`-L` socket name unique to the test) f
 script holding the driver's environment. `$HOME/.claude.json` holds what a person's first start
 leaves (`accept_terminal`): onboarding done, the project trusted, the environment's API key
 accepted and the auto-mode nudge seen, so no box opens over the prompt to take the keys a test
-types. The screen is polled with a deadline.
+types. The screen is polled with a deadline; `submit` presses Enter only once the typed text is
+on the input line.
 """
 
 from __future__ import annotations
@@ -146,6 +147,16 @@ def start_tui(claude: Claude, project: Path, plugin: Path, tmp_path: Path, tmux:
     tmux.start(project, launcher(claude, plugin, tmp_path / "launch.sh"))
     screen = tmux.settled(empty_prompt, "an empty prompt", timeout=60, still=1.5)
     assert "Do you want to use this API key?" not in screen and "Make auto mode" not in screen, screen
+
+
+def submit(tmux: Tmux, typed: str) -> None:
+    """Type `typed` on the input line and press Enter once it shows there whole (an Enter that
+    arrives before the text submits a part of it, or nothing)."""
+    tmux.keys(typed, literal=True)
+    shown = f"{PROMPT} {' '.join(typed.split())}"  # the space after the marker may be a no-break one
+    tmux.wait_for(lambda s: any(" ".join(line.split()) == shown for line in s.splitlines()),
+                  f"{typed!r} on the input line")
+    tmux.keys("Enter")
 
 
 def clear_input(tmux: Tmux, typed: str) -> None:

@@ -21,7 +21,7 @@ from .fakeapi import CUT, DROP, ApiError, FakeAPI, all_text_of, overloaded, text
 from .jobstate import baton, ledger, write_plan
 from .runs import run_to_end
 from .streaming import Session
-from .test_interactive import PROMPT, Tmux, start_tui
+from .test_interactive import PROMPT, Tmux, start_tui, submit
 from .test_run import record
 
 NO_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "0"}
@@ -108,8 +108,7 @@ def test_an_overload_in_the_interactive_terminal_reaches_status_and_the_brief(
     tmux = Tmux(f"baton-e2e-{claude.tag}")
     try:
         start_tui(claude, project, plugin_copy, tmp_path, tmux)
-        tmux.keys("Run the job.", literal=True)
-        tmux.keys("Enter")
+        submit(tmux, "Run the job.")
         tmux.wait_for(lambda s: "API Error: 529" in s, "the overload shown to the person")
         wait_until(lambda: bool(api_error_events(project)), "the StopFailure hook's event")
         tmux.wait_for(lambda s: PROMPT in [ln.strip() for ln in s.splitlines()] or "Resend" in s, "the prompt")

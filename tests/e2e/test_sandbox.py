@@ -19,6 +19,7 @@ from store.state import approvals
 from .driver import Claude
 from .fakeapi import FakeAPI, text, tool_use
 from .jobstate import Turns, baton, ledger, results_by_id, write_plan
+from .processes import tagged_gone
 
 PLAN = {
     "job": "e2e-sandbox",
@@ -112,7 +113,7 @@ def test_the_worst_forms_change_nothing_outside_the_steps_writes(
     assert set(WORST) <= set(seen)
     assert "Read-only file system" in seen["jobs_x"].text, seen["jobs_x"].text  # it ran, confined
     assert key.decode() not in "\n".join(r.text for r in seen.values())
-    time.sleep(1.5)  # what `outlive` would have written a second later
+    assert tagged_gone(claude.tag, timeout=60)  # what `outlive` would have written a second later is written
     after = snapshot(project)
     outside = sorted(p for p in changed(before, after) if not allowed(p) and p != ".baton/steps.jsonl")
     assert outside == [], {k: v.text[:300] for k, v in seen.items()}

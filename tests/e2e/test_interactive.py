@@ -182,9 +182,7 @@ def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_termina
     assert "Record a step's outcome in the job's ledger" in menu
     clear_input(tmux, "/rec")
 
-    tmux.keys("/help", literal=True)
-    tmux.wait_for(lambda s: "/help" in s, "/help typed")
-    tmux.keys("Enter")
+    submit(tmux, "/help")  # not "/help" anywhere: the menu a typed "/" opens lists it before "help" is in
     screen = tmux.settled(lambda s: "to switch" in s, "the help")
     for _ in range(4):  # the help's tabs: General, Commands, Custom commands; one Right per drawn tab
         if "Browse custom commands" in screen:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence
@@ -21,20 +22,26 @@ from store.state.location import Layout
 if TYPE_CHECKING:
     from conftest import Baton, InProcess, Sandbox
 
-# A side effect that counts its runs in runs.txt, prints an id, and exits with the code it is given.
+# A side effect that counts its runs in runs.txt, prints an id, and exits with the code it is given;
+# given "hold" for its second argument, it waits until the test creates `release` (a minute at most).
 EFFECT = ("import os, sys, time\n"
           "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
           "print('progress: sending', flush=True)\n"
-          "time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)\n"
+          "deadline = time.monotonic() + 60\n"
+          "while sys.argv[2:] == ['hold'] and not os.path.exists('release') and time.monotonic() < deadline:\n"
+          "    time.sleep(0.02)\n"
+          "time.sleep(float(sys.argv[2]) if sys.argv[2:] not in ([], ['hold']) else 0)\n"
           "print(json_text := '{\"data\": {\"id\": \"msg-' + str(os.getpid()) + '\"}}', flush=True)\n"
           "sys.exit(int(sys.argv[1]))\n")
 
 
-# A side effect that counts its run, says so, and goes on until the test creates ``release`` (a
-# minute at most); ``ended`` is the last thing it writes. Tests wait on these files, not on time.
+# A side effect that says it holds, counts its run, and goes on until the test creates ``release`` (a
+# minute at most); ``ended`` is the last thing it writes. Tests wait on these files, not on time. It
+# prints before it counts: once counted, a test may kill baton, and a print to baton's pipe then
+# would end it (broken pipe) and free the key.
 HOLD = ("import os, time\n"
-        "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
         "print('progress: holding', flush=True)\n"
+        "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
         "deadline = time.monotonic() + 60\n"
         "while not os.path.exists('release') and time.monotonic() < deadline:\n"
         "    time.sleep(0.02)\n"
@@ -193,16 +200,30 @@ def test_help_and_no_plan(baton: Baton, sandbox: Sandbox) -> None:
 
 
 def test_the_same_key_at_the_same_time_runs_once_and_all_get_its_result(job: Path, plugin_copy: Path) -> None:
-    procs = [popen(plugin_copy, job, "once", "same", "--id-json", "data.id", "--", *effect(4, 1.5))
-             for _ in range(5)]
-    outs = [p.communicate(timeout=60) for p in procs]
-    assert [p.returncode for p in procs] == [4] * 5
+    """Five at once; the one that runs holds its command until the other four say they wait (each
+    stderr is read by a thread of its own), so all four wait, whatever the machine's speed."""
+    procs = [popen(plugin_copy, job, "once", "same", "--id-json", "data.id", "--", sys.executable, "effect.py", "4",
+                   "hold") for _ in range(5)]
+    errs: List[List[str]] = [[] for _ in procs]
+    readers = [threading.Thread(target=lambda p=p, e=e: e.extend(p.stderr), daemon=True) for p, e in zip(procs, errs)]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + 60
+    while sum(any("waiting for its result" in line for line in e) for e in errs) < 4:
+        assert time.monotonic() < deadline, errs
+        time.sleep(0.02)
+    (job / "release").touch()
+    for proc, reader in zip(procs, readers):
+        proc.wait(timeout=60)
+        reader.join(timeout=60)
+    outs = ["".join(e) for e in errs]
+    assert [p.returncode for p in procs] == [4] * 5, outs
     assert runs(job) == ["same"]
-    ran = [err for _, err in outs if "ran (record" in err]
-    waited = [err for _, err in outs if "waiting for its result" in err]
-    assert len(ran) == 1 and len(waited) >= 1, outs
+    ran = [err for err in outs if "ran (record" in err]
+    waited = [err for err in outs if "waiting for its result" in err]
+    assert len(ran) == 1 and len(waited) == 4, outs
     ident = records(job)[-1]["id"]
-    assert all(f"id {ident}" in err for _, err in outs)
+    assert all(f"id {ident}" in err for err in outs)
 
 
 def test_a_second_caller_waiting_on_a_killed_run_gets_unknown(job: Path, plugin_copy: Path) -> None:

@@ -230,14 +230,16 @@ def test_closing_early_kills_the_workers(tmp_path: Path) -> None:
     def work(piece: int) -> bytes:
         if piece:
             (tmp_path / f"{piece}.pid").write_text(str(os.getpid()))
-            time.sleep(60)
+            time.sleep(300)
         return b"first"
 
     answers = ranges.answers(work, [0, 1, 2])
     assert next(answers) == b"first"
     pids = _pids(tmp_path, 2)
+    start = time.monotonic()
     answers.close()
     assert all(_gone(pid) for pid in pids)
+    assert time.monotonic() - start < 100  # killed, not waited for until they end
 
 
 WORKER_SCRIPT = """
@@ -272,3 +274,17 @@ def test_workers_stop_when_their_parent_is_killed(tmp_path: Path) -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, json.dumps(left)
+
+
+@pytest.mark.parametrize("at,sealed_as", [(1, 12), (1, 10), (9, 90), (9, 10), (10, 1), (10, 100), (11, 111)])
+def test_a_record_sealed_with_the_wrong_seq_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int,
+                                                     sealed_as: int) -> None:
+    lines = _ledger(12)
+    prev = parse_line(lines[at - 2][:-1])["hash"] if at > 1 else GENESIS
+    record = parse_line(lines[at - 1][:-1])
+    lines[at - 1] = format_line(seal(record, sealed_as, prev))  # its hash and link right, its number wrong
+    path = tmp_path / "steps.jsonl"
+    data = _write(path, lines)
+    assert reference(data).problem == f"line {at}: seq is {sealed_as}, expected {at} (lines removed or reordered)"
+    for parts in (1, 3):
+        assert _verify(path, monkeypatch, parts, block=1 << 20) == reference(data)

@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 BLOCK = 1 << 20  # bytes of lines checked at once
 SPLIT_BYTES = 32 << 20  # from this size verify checks pieces at once, one per processor
-PARTS = 0  # pieces to cut a long ledger into; 0: one per processor
+PARTS = 0  # pieces to cut a long ledger into; 0: one per processor, at most MAX_PARTS
+MAX_PARTS = 8
 FORK = True  # False: every piece checked here, one after another (what a platform without fork does)
 
 # The last 84 bytes of a sealed line, hex digits read as 0: '"prev":"' + 32 hex + '","hash":"' + 32 hex + '"}'.
@@ -138,7 +139,7 @@ def _pieces(fd: int, size: int) -> List[Tuple[int, int, int, str]]:
     """(start, stop, the records before it, the last one's hash) for each piece of the ledger: a
     piece per processor from :data:`SPLIT_BYTES` on, else one. A piece starts after a line that is
     a valid record, whose seq and hash it is checked from; a border after any other line is dropped."""
-    parts = (PARTS or ranges.processors()) if size >= SPLIT_BYTES else 1
+    parts = (PARTS or min(ranges.processors(), MAX_PARTS)) if size >= SPLIT_BYTES else 1
     pieces: List[Tuple[int, int, int, str]] = []
     for start, stop in spans(fd, size, parts):
         raw = line_before(fd, start) if start else None

@@ -156,9 +156,9 @@ def damaged(draw: st.DrawFn) -> bytes:
             lines[i], lines[i + 1] = lines[i + 1], lines[i]
         elif kind == "blank":
             lines.insert(i, b"\n")
-        elif kind == "torn":
+        elif kind == "torn" and lines[-1]:
             lines[-1] = lines[-1][: draw(st.integers(0, len(lines[-1]) - 1))]
-        elif kind in ("flip", "delete", "garbage"):
+        elif kind in ("delete", "garbage") or (kind == "flip" and len(lines[i]) > 1):
             lines = _damage(lines, i, kind)
         elif kind == "reseal":
             try:

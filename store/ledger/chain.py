@@ -182,5 +182,9 @@ def verify(path: Path) -> Verdict:
             return verdict
         finally:
             answers.close()
+    except OSError as exc:  # a read of an open descriptor fails without a file name (a folder, EIO)
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
     finally:
         os.close(fd)

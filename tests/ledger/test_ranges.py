@@ -288,3 +288,11 @@ def test_a_record_sealed_with_the_wrong_seq_is_named(tmp_path: Path, monkeypatch
     assert reference(data).problem == f"line {at}: seq is {sealed_as}, expected {at} (lines removed or reordered)"
     for parts in (1, 3):
         assert _verify(path, monkeypatch, parts, block=1 << 20) == reference(data)
+
+
+def test_a_read_that_fails_names_the_ledger(tmp_path: Path) -> None:
+    path = tmp_path / "steps.jsonl"
+    path.mkdir()  # opens, but every read fails
+    with pytest.raises(IsADirectoryError) as raised:
+        chain.verify(path)
+    assert raised.value.filename == str(path)

@@ -26,7 +26,17 @@ reads the whole ledger every time), the SHA-256 of the ledger file alone, a mini
 cold figure is measured the benchmark holds the job's ``rebuild.lock``, so no rebuild starts and
 every run is as cold as the first. Standard library only; Linux; the temp tree is removed at the end.
 
-    python3 bench/bench_cold.py [--sizes 1000,100000,1000000] [--runs N] [--quick] [--json]
+``--held`` measures instead the case the quick read cannot answer exactly (issue 25 item 10): a
+parallel plan whose first step is held since the job began, so its claims need the whole ledger.
+With no snapshot and the ``rebuild.lock`` held (the hooks alone read on), it times the first
+SessionStart hook, then PreToolUse hooks (a Write) one after the other until one is no longer
+refused with ``[baton:reading]``, then a SessionStart that knows NEXT; it counts the hook calls
+until NEXT was known (the last call may answer from an exact quick read of the rest, from where
+the replay got to, rather than replay it: then ``state.json`` is left to the rebuild aside), and
+puts beside them ``baton brief`` on the same ledger (a full replay: what every hook did before it
+read a part per call) and the minimal Python hook.
+
+    python3 bench/bench_cold.py [--sizes 1000,100000,1000000] [--runs N] [--quick] [--json] [--held]
 """
 
 from __future__ import annotations
@@ -200,6 +210,101 @@ def _parallel_session_start(state: Path, plan: str, figure: Figure, argv: List[s
         (state / "state.json").unlink(missing_ok=True)
 
 
+HELD_ROWS = ("first SessionStart", "PreToolUse while reading", "SessionStart once whole",
+             "cold brief, full replay (the reference)", "minimal Python hook")
+HELD_CALLS = 400  # a bound: each call reads on, so far fewer are needed
+
+
+def held_ledger(path: Path, size: int) -> None:
+    """``size`` records of a parallel job: worker w1 claims ``held`` first and never lets go, other
+    workers claim and retry ``b`` and ``c``, and ``b`` is done at the end."""
+    from store.ledger.ledger import GENESIS, format_line, seal
+
+    prev = GENESIS
+    with open(path, "wb", buffering=1 << 20) as out:
+        for seq in range(1, size + 1):
+            if seq == 1:
+                fields: Dict[str, Any] = {"step": "held", "status": "claim", "worker": "w1"}
+            elif seq == size:
+                fields = {"step": "b", "status": "done", "note": "b finished"}
+            elif seq % 4 == 0:
+                fields = {"step": "bc"[seq % 8 // 4], "status": "claim", "worker": f"w{2 + seq % 3}"}
+            else:
+                fields = {"step": "bc"[seq % 2], "status": "running" if seq % 3 else "failed",
+                          "note": f"retry {seq}: the tests are still red"}
+            record = seal({"ts": "2026-01-01T00:00:00Z", "session": f"s{seq % 5}", **fields}, seq, prev)
+            prev = record["hash"]
+            out.write(format_line(record))
+
+
+def measure_held(size: int, work: Path, env: Dict[str, str]) -> Dict[str, Any]:
+    """The held-since-start case at ``size`` records (see the module docstring)."""
+    project = work / f"held-{size}"
+    state = project / ".baton"
+    state.mkdir(parents=True)
+    progress(f"{size:,} records, held since the start: writing the ledger")
+    held_ledger(state / "steps.jsonl", size)
+    (state / "plan.json").write_text(json.dumps({"steps": [{"id": i, "needs": []} for i in ("held", "b")]}))
+    hook_argv, start_payload = session_start(project, work)
+    pre_argv = [a.replace("SessionStart", "PreToolUse") for a in hook_argv]
+    pre_payload = work / f"pre-{size}.json"
+    pre_payload.write_text(json.dumps({"session_id": "bench-cold", "transcript_path": "", "cwd": str(project),
+                                       "hook_event_name": "PreToolUse", "tool_name": "Write",
+                                       "tool_input": {"file_path": str(project / "x.txt"), "content": "x"}}))
+    hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_ROOT": str(REPO), "BATON_WORKER": "w9"}
+    figures = {name: Figure() for name in HELD_ROWS}
+    python3 = shutil.which("python3") or sys.executable
+    for _ in range(3):
+        timed(figures["minimal Python hook"], [python3, "-S", "-c", MINIMAL_HOOK], project,
+              {**env, "PYTHONNOUSERSITE": "1"}, start_payload, check="{}")
+    calls, load = 1, os.getloadavg()
+    with HeldLock(state):
+        run, out, _ = launch(hook_argv, project, hook_env, start_payload)
+        figures["first SessionStart"].runs.append(run)
+        reading = b"NEXT: not known yet (reading the ledger: " in out
+        if not reading and b"NEXT: " not in out:
+            raise BenchError(f"the first SessionStart gave no brief: {out[:300]!r}")
+        while reading and calls < HELD_CALLS:
+            run, out, _ = launch(pre_argv, project, hook_env, pre_payload)
+            calls += 1
+            figures["PreToolUse while reading"].runs.append(run)
+            reading = b"[baton:reading]" in out
+        if reading:
+            raise BenchError(f"still reading after {HELD_CALLS} hook calls")
+        saved = (state / "state.json").exists()  # no: the last call answered from an exact quick read
+        timed(figures["SessionStart once whole"], hook_argv, project, hook_env, start_payload, check="NEXT: held")
+        ledger = state / "steps.jsonl"
+        for _ in range(3):
+            (state / "state.json").unlink(missing_ok=True)
+            (state / "replay.json").unlink(missing_ok=True)  # else the brief goes on from where the hooks got
+            timed(figures["cold brief, full replay (the reference)"], [sys.executable, str(BATON), "brief"], project,
+                  {**env, "BATON_WORKER": "w9"}, check="NEXT: ")
+    size_bytes = ledger.stat().st_size
+    shutil.rmtree(project)
+    return {"records": size, "ledger_bytes": size_bytes, "hook_calls_until_whole": calls, "state_saved": saved,
+            "load_average_before": load, "load_average_after": os.getloadavg(),
+            "figures": {k: v.as_json() for k, v in figures.items() if v.runs}, "_figures": figures}
+
+
+def held_table(meta: Dict[str, Any], results: Sequence[Dict[str, Any]]) -> str:
+    m = meta["machine"]
+    lines = ["baton cold start, a parallel step held since the job began (hooks alone, no rebuild aside);",
+             "PreToolUse while reading: every PreToolUse call until the first that was not refused, that one included",
+             f"machine : {m['cpu']}, nproc {m['nproc']}, {m['system']}", f"baton   : {meta['revision']}", ""]
+    for r in results:
+        before, after = (" ".join(f"{x:.2f}" for x in r[k]) for k in ("load_average_before", "load_average_after"))
+        how = "state.json saved" if r["state_saved"] else "the rest read exactly from the end"
+        lines.append(f"{r['records']:,} records ({r['ledger_bytes'] / 1e6:,.1f} MB): {r['hook_calls_until_whole']} "
+                     f"hook calls until NEXT was known ({how}; load average {before} before, {after} after)")
+        for name in HELD_ROWS:
+            f = r["_figures"][name]
+            if not f.runs:
+                continue
+            lines.append(f"  {name:<42} median {ms(f.median):>9} ms  min {ms(f.low):>9}  max {ms(f.high):>9}  "
+                         f"cpu {ms(f.cpu):>9}  runs {len(f.runs)}")
+    return "\n".join(lines)
+
+
 def table(meta: Dict[str, Any], results: Sequence[SizeResult]) -> str:
     m = meta["machine"]
     lines = ["baton cold-start and full-read benchmark",
@@ -232,12 +337,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--runs", type=int, help=f"runs per figure (default {DEFAULT_RUNS}; --quick: {QUICK_RUNS})")
     parser.add_argument("--quick", action="store_true", help="1,000 and 100,000 records, fewer runs")
     parser.add_argument("--json", action="store_true", help="print the raw figures as JSON")
+    parser.add_argument("--held", action="store_true", help="only the parallel step held since the job began")
     args = parser.parse_args(argv)
     sizes: List[int] = args.sizes or list(QUICK_SIZES if args.quick else DEFAULT_SIZES)
     runs: int = args.runs or (QUICK_RUNS if args.quick else DEFAULT_RUNS)
     work = Path(tempfile.mkdtemp(prefix="baton-bench-cold-", dir="/tmp"))
     env = measured_env(work, CLAUDE_CODE_SESSION_ID="bench-cold")
     meta = {"machine": machine(), "revision": revision(), "runs": runs, "sizes": sizes}
+    if args.held:
+        return _main_held(meta, sizes, work, env, args.json)
     try:
         warm_up(work, env)
         results = [measure(size, runs, work, env) for size in sizes]
@@ -248,6 +356,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
     data = {**meta, "results": [r.as_json() for r in results]}
     print(json.dumps(data, indent=2) if args.json else table(meta, results))
+    return 0
+
+
+def _main_held(meta: Dict[str, Any], sizes: Sequence[int], work: Path, env: Dict[str, str], as_json: bool) -> int:
+    try:
+        warm_up(work, env)
+        results = [measure_held(size, work, env) for size in sizes]
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if as_json:
+        print(json.dumps({**meta, "results": [{k: v for k, v in r.items() if k != "_figures"} for r in results]},
+                         indent=2))
+    else:
+        print(held_table(meta, results))
     return 0
 
 

@@ -8,6 +8,8 @@ reported a problem". Alerts for the person go in ``systemMessage``, which the te
 export runs detached (``store.monitor.launch``). When baton cannot write its bookkeeping (full
 disk, read-only ``.baton/``), the decision is made from what can be read, the person is told, and
 ``stop_hook_active`` bounds the loop, since no continuation can be counted: at most one per stop.
+While baton is still reading a long ledger without its snapshot (``store.state.resume``) NEXT is
+not known: the session may stop, and nothing is recorded or counted.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ def handle(payload: Mapping[str, Any], env: Mapping[str, str]) -> Optional[Dict[
 
     transcript = payload.get("transcript_path")
     job = Job(layout, env_for(payload, env), fresh=False)
+    if job.reading:  # NEXT is not known yet: nothing to send the agent back to, and nothing is recorded
+        return None
     try:
         answer = loop.stop(job, session_of(payload, env), transcript if isinstance(transcript, str) else "",
                            running_in_background(payload))

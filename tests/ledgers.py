@@ -52,3 +52,25 @@ def long_job(ids: List[str], fillers: int) -> Iterator[Entry]:
     yield ids[3], "running", "one more try"
     yield ids[3], "done", "green at last"
     yield ids[4], "running", "started the fifth"
+
+
+def held_since_start(count: int) -> Iterator[bytes]:
+    """A parallel job's lines: worker w1 claims ``held`` first and never lets go; then ``b`` and
+    ``c`` are claimed by other workers, retried and in the end ``b`` done (records sealed by baton's own code)."""
+    from typing import Any
+
+    prev = GENESIS
+    for seq in range(1, count + 1):
+        fields: Dict[str, Any]
+        if seq == 1:
+            fields = {"step": "held", "status": "claim", "worker": "w1"}
+        elif seq == count:
+            fields = {"step": "b", "status": "done", "note": "b finished"}
+        elif seq % 4 == 0:
+            fields = {"step": "bc"[seq % 8 // 4], "status": "claim", "worker": f"w{2 + seq % 3}"}
+        else:
+            fields = {"step": "bc"[seq % 2], "status": "running" if seq % 3 else "failed", "note": f"try {seq}"}
+        record = seal({"ts": f"2026-01-01T{seq // 3600:02d}:{seq // 60 % 60:02d}:{seq % 60:02d}Z",
+                       "session": f"s{seq % 5}", **fields}, seq, prev)
+        prev = record["hash"]
+        yield format_line(record)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from store.state.snapshot import Snapshot
 
 GITIGNORE = ("# derived and local files: rebuildable, not worth committing\n"
-             "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
+             "state.json\nlock\nhooks.lock\nrun.lock\nrebuild.lock\nreplay.json\nreplay.lock\nevents.jsonl*\ncounters.json\nerrors.log*\n"
              "degraded.json\ntorn.log\nquarantine/\n.*.tmp\nhashes.json\nonce/\n"
              "workers/\nshared.json\nqueue.jsonl\nqueue.lock\nrefresh.lock\n")
 

@@ -181,6 +181,10 @@ def read_only_reason(job: Job, call: Call) -> Optional[Tuple[str, str]]:
                             "cannot be checked and only reading is allowed until it is back (baton record still "
                             "works: it queues the record).")
     nxt = job.next
+    if job.reading:
+        return "reading", (f"baton has not finished reading this job's long ledger ({job.reading_note()}), so it "
+                           "cannot tell which step is NEXT yet; only reading is allowed until it has. Try again in "
+                           "a few seconds: each call reads on.")
     if job.unresolved:
         return "reading", ("baton has not finished reading this job's long ledger (a fresh clone, say), so it cannot "
                            "tell which step is NEXT yet; only reading is allowed until it has. Try again in a minute.")

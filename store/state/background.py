@@ -2,7 +2,8 @@
 
 A reader that answered from a partial snapshot (``store.state.quickread``) starts this process and
 returns at once. The process takes ``rebuild.lock`` without waiting (a second one exits), folds the
-whole ledger at low priority, then, holding the ledger's lock, applies what was appended meanwhile
+whole ledger at low priority (going on from a replay saved part way, and saving its own progress as
+it goes: ``store.state.resume``), then, holding the ledger's lock, applies what was appended meanwhile
 and replaces ``state.json`` atomically. Killed at any point it leaves what was there before (no
 snapshot, or a temp file nothing reads), and the next reader starts another.
 """
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from store.base import durable
-from store.state import snapshot
+from store.state import resume, snapshot
 from store.state.location import Layout
 
 TYPE_CHECKING = False
@@ -61,16 +62,30 @@ def start(layout: Layout) -> bool:
     return True
 
 
+SLICE_SECONDS = 2.0  # replayed between saves of the progress (store.state.resume), which the hooks go on from
+
+
 def finish(layout: Layout) -> None:
-    """Rebuild the snapshot from the whole ledger and save it caught up with the ledger's end."""
-    loaded = snapshot.rebuild(layout.ledger)
+    """Rebuild the snapshot from the whole ledger and save it caught up with the ledger's end. The
+    replay goes on from the furthest progress saved (by a hook or an earlier rebuild) and saves its
+    own every :data:`SLICE_SECONDS`, so that a hook killed or a rebuild killed loses little."""
+    progress = resume.read(layout)
+    while True:
+        progress, how = resume.advance(layout, progress, SLICE_SECONDS)
+        if how.done:
+            break
+        resume.save(layout, progress)
+        saved = resume.read(layout)  # a hook may have got further meanwhile
+        if saved is not None and saved.snapshot.offset > progress.snapshot.offset:
+            progress = saved
     with durable.locked(layout.lock):
-        snap = loaded.snapshot
+        snap = progress.snapshot
         if not snapshot.matches(snap, layout.ledger):
             snap = snapshot.rebuild(layout.ledger).snapshot  # replaced or cut meanwhile
         else:
             snapshot.catch_up(snap, layout.ledger, snap.offset)
         durable.atomic_write(layout.snapshot, snap.to_bytes(), sync=False)
+    resume.clear(layout)
 
 
 def main(root: str) -> None:

@@ -149,18 +149,23 @@ def _news(plan: Plan, snap: Snapshot, prog: Progress, session: str, torn: int,
 
 def render(plan: Plan, snap: Snapshot, session: str = "", torn: int = 0, news: Sequence[str] = (),
            approved: Optional[Callable[[str], bool]] = None, worker: str = "",
-           leases: Sequence[Lease] = (), idle: Optional[str] = None, parks: bool = False) -> str:
+           leases: Sequence[Lease] = (), idle: Optional[str] = None, parks: bool = False, reading: str = "") -> str:
     """The brief text (lines joined by newlines, no trailing newline), at most MAX_CHARS long.
     ``worker`` picks NEXT in a parallel plan; ``leases`` tell what the other workers are doing;
     ``idle`` is what NEXT says when the worker holds no step (else it says why none is ready);
-    ``parks``: a call that waits for an approval is parked, not refused (store.gate.parking)."""
+    ``parks``: a call that waits for an approval is parked, not refused (store.gate.parking);
+    ``reading``: how far the replay of a long ledger got, when ``snap`` is only its first part (NEXT is
+    then not known, and the news that the rest of the ledger may contradict is left out)."""
     prog = progress(plan, snap, worker)
     approved = approved or (lambda sid: sid in snap.approvals)
     next_line = _next_line(prog.next)
     if prog.next is None and plan.parallel and len(prog.done) < len(plan.ids):
         next_line = "NEXT: " + (idle or workers.idle_next(plan, snap, worker, lambda s: _waits(plan, s, approved)))
-    head = [_plan_line(plan, prog.next), _done_line(plan, snap, prog.done), next_line, *_last_line(snap)]
-    found = _news(plan, snap, prog, session, torn, approved, leases, worker, parks)
+    if reading:
+        next_line = f"NEXT: not known yet ({reading})"
+    shown = None if reading else prog.next
+    head = [_plan_line(plan, shown), _done_line(plan, snap, prog.done), next_line, *_last_line(snap)]
+    found = [] if reading else _news(plan, snap, prog, session, torn, approved, leases, worker, parks)
     lines = head + [one_line(n, NEWS_LINE) for n in [*found, *news]]
     while len("\n".join(lines)) > MAX_CHARS and len(lines) > len(head):
         lines.pop()

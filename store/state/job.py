@@ -38,6 +38,8 @@ class Job:
                                     worker=self.worker, fresh=fresh, with_claims=self.plan.parallel)
         self.snap, self.torn = loaded.snapshot, loaded.torn
         self.partial, self.unresolved = loaded.partial, loaded.unresolved
+        # a hook's replay of a long ledger ran out of time (store.state.resume): NEXT is not known yet
+        self.reading = loaded.reading
         self.problem: str = getattr(loaded, "problem", "")  # why the database could not be reached
         self.queued: int = getattr(loaded, "queued", 0)  # records waiting in the local queue
         self._times = (getattr(loaded, "since", 0.0), getattr(loaded, "fetched", 0.0))
@@ -45,7 +47,16 @@ class Job:
         self._shared_leases = getattr(loaded, "leases", None)
         self._approvals: Optional[Dict[str, str]] = None  # checked on first use: most calls never need it
         self.key_problem = ""
-        self.next: Optional[Step] = workers.next_for(self.plan, self.snap, self.worker)
+        self.next: Optional[Step] = None if self.reading else workers.next_for(self.plan, self.snap, self.worker)
+
+    def reading_note(self) -> str:
+        """How far the replay of the ledger got, while it is not finished ("" once it is)."""
+        if not self.reading:
+            return ""
+        done, total, unsaved = self.reading
+        places = 1 if total < 100e6 else 0
+        note = f"reading the ledger: {done / 1e6:,.{places}f} of {total / 1e6:,.{places}f} MB"
+        return note + (f"; this progress is not kept ({unsaved})" if unsaved else "")
 
     def leases(self) -> List[Lease]:
         """Every step held by a worker, with its lease."""
@@ -64,7 +75,7 @@ class Job:
     def take_step(self) -> str:
         """In a parallel plan, claim a ready step for this worker when it holds none. Returns the
         step claimed ("" when none was), or raises :class:`BatonError` when it cannot be tried."""
-        if not self.plan.parallel or self.next is not None or self.complete():
+        if not self.plan.parallel or self.next is not None or self.reading or self.complete():
             return ""
         got = workers.claim(self.layout, self.plan, self.worker, self.waits)
         return got.step or ""
@@ -194,7 +205,7 @@ class Job:
         idle = "(no step claimed by you: claims wait until the job's database is back)" if self.problem else None
         parks = self.env.get(PARK_APPROVALS) == "1" and not self.plan.parallel
         return render(self.plan, self.snap, session, self.torn, [*extra, *news], self.approved, self.worker, leases,
-                      idle, parks)
+                      idle, parks, self.reading_note())
 
     def _once_news(self) -> List[str]:
         """UNKNOWN lines for side effects whose outcome is unknown; ONCE lines for the results of NEXT."""

@@ -141,24 +141,35 @@ def read_state(layout: Layout, save: bool = True, steps: Optional[Sequence[str]]
     those steps; ``with_claims``, a parallel plan's, for the claims too, else the whole ledger is
     replayed, see ``store.state.coldclaims``) while a detached process
     rebuilds the snapshot; otherwise the snapshot is caught up here and, when ``save``, saved back
-    under the lock. With a database, ``fresh=False`` lets a hook use the clone's recent copy, and
-    ``worker`` is marked active."""
+    under the lock. With no snapshot a hook replays only for its budget and may answer with
+    ``reading`` set (``store.state.resume``). With a database, ``fresh=False`` lets a hook use the
+    clone's recent copy, and ``worker`` is marked active."""
     remote = shared()
     if remote is not None:
         loaded: Loaded = remote.read_state(layout, worker, fresh, fields)
         return loaded
     # path strings: a hook reading an up-to-date snapshot needs no pathlib
     base = snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER))
-    behind = snapshot.ledger_size(layout.file(LEDGER)) - (base.offset if base is not None else 0)
-    if base is not None and behind == 0:
+    size = snapshot.ledger_size(layout.file(LEDGER))
+    if base is not None and size == base.offset:
         return Loaded(base, 0, False)
+    from store.state import resume
+
+    progress = resume.read(layout) if base is None and size else None  # a replay saved part way goes on
+    start = base if base is not None else progress.snapshot if progress is not None else None
+    behind = size - (start.offset if start is not None else 0)
     if steps is not None and behind > INLINE_BYTES and _quick_allowed(layout):
         from store.state import background, quickread
 
         background.start(layout)
-        quick = quickread.read(layout.ledger, steps, approvals, base, QUICK_SECONDS, with_claims)
-        if quick is not None:
+        quick = quickread.read(layout.ledger, steps, approvals, start, resume.quick_seconds(QUICK_SECONDS),
+                               with_claims)
+        # a parallel plan's hook claims on what it read, which must be exact: a step the quick read did not
+        # reach makes it read on (the replay below) rather than answer with what it has
+        if quick is not None and not (with_claims and quick.unresolved and base is None and resume.in_hook()):
             return quick
+    if base is None and size:  # a hook reads on for its budget only (store.state.resume)
+        return resume.read_on(layout, progress, (lambda whole: _save_if_current(layout, whole)) if save else None)
     loaded = _caught_up(layout, base)
     if loaded.changed and save:
         _save_if_current(layout, loaded)
@@ -184,18 +195,20 @@ def _caught_up(layout: Layout, base: Optional[Snapshot]) -> Loaded:
     return snapshot.rebuild(layout.file(LEDGER))
 
 
-def _save_if_current(layout: Layout, loaded: Loaded) -> None:
+def _save_if_current(layout: Layout, loaded: Loaded) -> bool:
+    """Save the snapshot just built unless a writer moved the ledger on meanwhile; True when saved."""
     from store.base import durable
     from store.state import once_keys
 
     try:
         with durable.locked(layout.file(LOCK)):
-            # save what was just built unless a writer moved the ledger on meanwhile
             if snapshot.ledger_size(layout.file(LEDGER)) == loaded.snapshot.offset + loaded.torn:
                 once_keys.flush(layout, loaded.snapshot)
                 durable.atomic_write(layout.file(SNAPSHOT), loaded.snapshot.to_bytes(), sync=False)
+                return True
     except OSError:
         pass  # a read-only or full store still answers; the snapshot is only a cache
+    return False
 
 
 def repair_tail(layout: Layout, warnings: List[str]) -> Optional[Dict[str, Any]]:
@@ -321,6 +334,9 @@ def _state_to_judge(layout: Layout, steps: Optional[Sequence[str]], whole: bool,
                     claims_of: Optional[Sequence[str]]) -> Loaded:
     if not whole or claims_of is not None:
         loaded = read_state(layout, save=False, steps=claims_of or steps, with_claims=claims_of is not None)
+        if loaded.reading:  # a hook that has not finished reading the ledger judges nothing on a part of it
+            raise BatonError("baton has not finished reading this job's long ledger, so nothing was recorded; "
+                             "it reads on at each hook call", USAGE)
         if not (whole and loaded.unresolved):  # a step the quick read had no time to find: not exact
             return loaded
     return _caught_up(layout, snapshot.read_saved(layout.file(SNAPSHOT), layout.file(LEDGER)))

@@ -14,6 +14,7 @@ ledger, as if missing. It is never the source of truth and can be deleted at any
 from __future__ import annotations
 
 import os
+import time
 
 from store.base import jsonc
 from store.base.values import Value
@@ -23,7 +24,7 @@ from store.state import claims
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
-    from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+    from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 VERSION = 4  # 2: baton once and session costs; 3: end_mark, checked fields; 4: claims of parallel steps
 MARK_BYTES = 64  # the ledger's last bytes kept in ``end_mark``: enough to hold the last record's hash
@@ -256,10 +257,10 @@ CHECKS: Dict[str, Callable[[Any], bool]] = {
 
 
 class Loaded(Value):
-    __slots__ = ("snapshot", "torn", "changed", "partial", "unresolved")
+    __slots__ = ("snapshot", "torn", "changed", "partial", "unresolved", "reading")
 
     def __init__(self, snapshot: Snapshot, torn: int, changed: bool, partial: bool = False,
-                 unresolved: Sequence[str] = ()) -> None:
+                 unresolved: Sequence[str] = (), reading: Optional[Tuple[int, int, str]] = None) -> None:
         self.snapshot = snapshot
         self.torn = torn  # bytes of torn tail skipped (0 when the ledger ends cleanly)
         self.changed = changed  # the snapshot on disk is stale and worth saving
@@ -267,18 +268,47 @@ class Loaded(Value):
         # exact for those steps, LAST and the chain's end, not for totals; never saved
         self.partial = partial
         self.unresolved = tuple(unresolved)  # plan steps the quick read had no time to look for
+        # reading: (bytes replayed, ledger bytes, why the progress was not saved or "") when a hook's replay
+        # ran out of time (store.state.resume): the state of the ledger's first bytes only, NEXT not known
+        self.reading = reading
 
 
 def catch_up(snap: Snapshot, ledger: Union[str, Path], start: int) -> int:
     """Apply complete lines from ``start``; return the torn tail's length. From ``start`` > 0 a line
     that does not chain on raises :class:`LedgerError` (the snapshot is not this ledger's); from 0,
     damaged lines are noted in ``problems`` and skipped."""
+    return replay(snap, ledger, start, None if start else 0).torn
+
+
+class Replayed(Value):
+    __slots__ = ("torn", "lines", "done")
+
+    def __init__(self, torn: int, lines: Optional[int], done: bool) -> None:
+        self.torn = torn  # bytes of torn tail left (0 when the ledger ends cleanly, or when not done)
+        self.lines = lines  # lines of the ledger up to ``snap.offset`` (None: not counted, a catch-up)
+        self.done = done  # False: the deadline came first, and ``snap`` is the state at ``snap.offset``
+
+
+CHECK_EVERY = 256  # lines folded between looks at the clock
+
+
+def replay(snap: Snapshot, ledger: Union[str, Path], start: int, lines: Optional[int] = None,
+           deadline: Optional[float] = None) -> Replayed:
+    """Fold the complete lines from ``start`` into ``snap``, the one fold every reader uses. With
+    ``lines`` (how many lines come before ``start``: a rebuild, from 0 or resumed) damaged lines
+    are noted in ``problems`` by line number and skipped; without it a line that does not chain on
+    raises :class:`LedgerError`. With ``deadline`` (``time.monotonic()``) it stops at a whole line
+    once that time has passed: ``snap`` is then exactly the state at ``snap.offset``, to go on from."""
     prev: Optional[Dict[str, Any]] = {"seq": snap.seq, "hash": snap.hash} if snap.seq else None
-    line_no = None if start else 0
-    raw = b""
+    counted = lines  # lines up to snap.offset (blank lines after it are counted again when resumed)
+    line_no = lines
+    seen = 0
     for offset, raw, complete in iter_lines(ledger, start):
         if not complete:
-            return len(raw)
+            return Replayed(len(raw), counted, True)
+        seen += 1
+        if deadline is not None and seen % CHECK_EVERY == 0 and time.monotonic() >= deadline:
+            return Replayed(0, counted, False)
         if line_no is not None:
             line_no += 1
         if not raw.strip():
@@ -287,20 +317,21 @@ def catch_up(snap: Snapshot, ledger: Union[str, Path], start: int) -> int:
             record = parse_line(raw)
             check_link(record, prev)
         except LedgerError as exc:
-            if start:
+            if line_no is None:
                 raise  # the snapshot no longer matches the ledger: the caller rebuilds
-            where = f"line {line_no}" if line_no is not None else f"byte {offset}"
-            snap.problems = (snap.problems + [f"{where}: {exc}"])[-5:]
+            snap.problems = (snap.problems + [f"line {line_no}: {exc}"])[-5:]
             try:
                 record = parse_line(raw)
             except LedgerError:
                 snap.offset = offset + len(raw) + 1
                 snap.mark_end(raw + b"\n")
+                counted = line_no
                 continue
         snap.apply(record, offset + len(raw) + 1, offset)
         snap.mark_end(raw + b"\n")
+        counted = line_no
         prev = record
-    return 0
+    return Replayed(0, counted, True)
 
 
 def matches(snap: Snapshot, ledger: Union[str, Path]) -> bool:

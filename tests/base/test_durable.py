@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List
@@ -72,28 +73,46 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from store.base import durable
+held, release, released = (Path(sys.argv[3] + suffix) for suffix in ("", ".release", ".released"))
 with durable.locked(Path(sys.argv[2])):
-    Path(sys.argv[3]).write_text("held")
-    time.sleep(1.0)
+    held.write_text("held")
+    deadline = time.monotonic() + 60
+    while not release.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    released.write_text("released")  # the last thing before the lock goes
 """
 
 
 @pytest.mark.skipif(not durable.HAVE_LOCKS, reason="no fcntl here: the lock is a no-op by design")
 def test_the_lock_excludes_another_process(tmp_path: Path) -> None:
+    """The holder keeps the lock until told to let go, not for a while: a thread asking for it meanwhile
+    is still waiting, and gets it only after the holder said it lets go (no timing to lose on a busy
+    machine)."""
     script, lock, held = tmp_path / "holder.py", tmp_path / "lock", tmp_path / "held"
+    release, released = tmp_path / "held.release", tmp_path / "held.released"
     script.write_text(HOLDER)
     proc = subprocess.Popen([sys.executable, str(script), str(REPO), str(lock), str(held)])
+    seen: List[bool] = []
+
+    def take() -> None:
+        with durable.locked(lock):
+            seen.append(released.exists())
+
     try:
         deadline = time.monotonic() + 30
         while not held.exists():
             assert time.monotonic() < deadline and proc.poll() is None
             time.sleep(0.005)
-        start = time.monotonic()
-        with durable.locked(lock):
-            waited = time.monotonic() - start
+        taker = threading.Thread(target=take, daemon=True)
+        taker.start()
+        taker.join(0.5)
+        assert taker.is_alive() and seen == [], "the lock was taken while another process held it"
+        release.touch()
+        taker.join(30)
     finally:
+        release.touch()
         proc.wait(timeout=30)
-    assert waited > 0.5
+    assert seen == [True]
 
 
 NO_FCNTL = """

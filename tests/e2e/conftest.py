@@ -78,14 +78,15 @@ def project(tmp_path: Path) -> Path:
 def claude(claude_exe: Path, fake_api: FakeAPI, tmp_path: Path) -> Iterator[Claude]:
     """A driver for the CLI with a throwaway HOME, talking to `fake_api`.
 
-    Whatever its runs left alive (a killed CLI's hooks, background Bash jobs) is killed after
-    the test.
+    Whatever its runs left alive (a killed CLI's hooks, background Bash jobs, a leftover a wrapper
+    put in a session of its own) is killed after the test, and the test errs if any outlives that.
     """
     driver = Claude(claude_exe, fake_api.base_url, tmp_path / "home")
     try:
         yield driver
     finally:
-        driver.kill_all()
+        left = driver.kill_all()
+    assert left == [], f"processes of this test outlived it: {left}"
 
 
 @pytest.fixture

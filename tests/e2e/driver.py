@@ -101,9 +101,10 @@ class Claude:
         """Processes still alive from this driver's runs: CLIs, hooks, Bash commands."""
         return tagged_pids(self.tag)
 
-    def kill_all(self) -> None:
-        """SIGKILL every process from this driver's runs, in whatever process group."""
-        kill_tagged(self.tag)
+    def kill_all(self) -> list[str]:
+        """SIGKILL every process from this driver's runs, in whatever process group, until none is
+        left (10 s at most); the command lines of any still alive then."""
+        return kill_tagged(self.tag)
 
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The CLI's environment: ours minus CLAUDE*/ANTHROPIC*, plus the fake API's settings."""

@@ -32,17 +32,33 @@ def tagged_pids(tag: str) -> list[int]:
     return found
 
 
-def kill_tagged(tag: str) -> None:
-    """SIGKILL every tagged process and its process group (never the caller's own group)."""
+def kill_tagged(tag: str, timeout: float = 10.0) -> list[str]:
+    """SIGKILL every tagged process and its process group (never the caller's own group), pass after
+    pass until none is left or `timeout` ends (a process started while a pass ran, such as a leftover
+    a wrapper forks into a session of its own, is caught by the next); the command lines of any
+    still alive then."""
     own_group = os.getpgrp()
-    for pid in tagged_pids(tag):
-        try:
-            group = os.getpgid(pid)
-            if group != own_group:
-                os.killpg(group, signal.SIGKILL)
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = tagged_pids(tag)
+        if not pids or time.monotonic() >= deadline:
+            return [command(pid) for pid in pids]
+        for pid in pids:
+            try:
+                group = os.getpgid(pid)
+                if group != own_group:
+                    os.killpg(group, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.05)
+
+
+def command(pid: int) -> str:
+    try:
+        return f"{pid}: " + Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return f"{pid}: (gone)"
 
 
 def group_gone(pgid: int, timeout: float = 5.0) -> bool:

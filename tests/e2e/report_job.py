@@ -18,7 +18,7 @@ from .briefs import Run, bash, write
 from .driver import Claude, kill_group
 from .fakeapi import HANG, FakeAPI, LoggedRequest, text
 from .jobstate import baton, ledger, write_plan
-from .processes import tagged_gone
+from .processes import command, tagged_gone
 
 PLAN: Dict[str, Any] = {
     "job": "parser-rewrite",
@@ -66,7 +66,9 @@ def killed_during(claude: Claude, project: Path, plugin: Path, key: str) -> None
         while not any(r["status"] == "intent" and r.get("key") == key for r in ledger(project)):
             assert time.monotonic() < deadline and proc.poll() is None, f"baton once {key} never started"
             time.sleep(0.1)
-        time.sleep(0.5)  # its command is running now
+        while not any(line.split(": ", 1)[1].split() == ["sleep", "300"] for line in map(command, claude.live_pids())):
+            assert time.monotonic() < deadline and proc.poll() is None, f"the command of {key} never started"
+            time.sleep(0.1)  # its command, NOTIFY's `sleep 300`, is running now
     finally:
         kill_group(proc)
         proc.communicate(timeout=10)

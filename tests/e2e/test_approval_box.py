@@ -13,7 +13,7 @@ import gatemodes
 from .driver import Claude
 from .fakeapi import FakeAPI, text, tool_use
 from .jobstate import Turns, ledger, write_plan
-from .test_interactive import Tmux, start_tui, tmux  # noqa: F401 - tmux is the fixture this test uses
+from .test_interactive import Tmux, start_tui, submit, tmux  # noqa: F401 - tmux is the fixture this test uses
 
 COMMAND = "python3 -c 'print(6 * 7)' > answer.txt && baton record a done \"answer written\""
 
@@ -26,8 +26,7 @@ def test_the_box_shows_the_command_verbatim_in_a_short_line_and_yes_records(
     fake_api.script = Turns([tool_use("Bash", {"command": COMMAND, "description": "write the answer"}, id="w")],
                             [text("all done")])
     start_tui(claude, project, plugin_copy, tmp_path, tmux)
-    tmux.keys("do step a", literal=True)
-    tmux.keys("Enter")
+    submit(tmux, "do step a")
     box = tmux.settled(lambda s: "BATON_CMD" in s and "Do you want" in s and "1. Yes" in s,
                        "Claude Code's permission box", 90)
 

@@ -28,6 +28,7 @@ from docpages import section
 from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text
 from .jobstate import baton, ledger, write_plan
+from .test_interactive import accept_terminal
 from .test_run import record
 
 
@@ -65,9 +66,7 @@ def accept(claude: Claude, project: Path) -> None:
     """What a person's first interactive `claude` in the project leaves in ~/.claude.json, and the
     permissions the job needs in the project's settings, where every session finds them (a resumed
     background session does not get the flags its first start was given)."""
-    (claude.home / ".claude.json").write_text(json.dumps({
-        "hasCompletedOnboarding": True, "customApiKeyResponses": {"approved": ["test"], "rejected": []},
-        "projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+    accept_terminal(claude, project)
     settings = project / ".claude" / "settings.local.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"permissions": {"allow": ["Bash"], "defaultMode": "acceptEdits"}}))

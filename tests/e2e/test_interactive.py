@@ -1,9 +1,11 @@
 """The real interactive TUI, driven through tmux: a person types `/bri`, picks `/baton:brief`.
 
 The CLI runs in a tmux server of its own (`-L` socket name unique to the test) from a launcher
-script holding the driver's environment. `$HOME/.claude.json` marks onboarding done and the
-project trusted; the CLI then asks once whether to use the API key from the environment (the
-arrow key moves to "Yes", Enter confirms). The screen is polled with a deadline.
+script holding the driver's environment. `$HOME/.claude.json` holds what a person's first start
+leaves (`accept_terminal`): onboarding done, the project trusted, the environment's API key
+accepted and the auto-mode nudge seen, so no box opens over the prompt to take the keys a test
+types. The screen is polled with a deadline; `submit` presses Enter only once the typed text is
+on the input line.
 """
 
 from __future__ import annotations
@@ -107,14 +109,7 @@ def test_typing_bri_offers_baton_brief_and_running_it_shows_the_brief(
     for args in (("init", "a", "b", "c", "d"), ("record", "a", "done", "by hand")):
         made = baton(plugin_copy, project, claude.home, *args)
         assert made.returncode == 0, made.stderr
-    settings = {"hasCompletedOnboarding": True, "projects": {str(project): {"hasTrustDialogAccepted": True}}}
-    (claude.home / ".claude.json").write_text(json.dumps(settings))
-
-    tmux.start(project, launcher(claude, plugin_copy, tmp_path / "launch.sh"))
-    tmux.wait_for(lambda s: "Do you want to use this API key?" in s, "the API key question")
-    tmux.keys("Up")
-    tmux.keys("Enter")
-    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
+    start_tui(claude, project, plugin_copy, tmp_path, tmux)
 
     tmux.keys("/bri", literal=True)
     menu = tmux.wait_for(lambda s: "/baton:brief" in s, "/baton:brief in the completion menu")
@@ -129,20 +124,45 @@ def test_typing_bri_offers_baton_brief_and_running_it_shows_the_brief(
     assert fake_api.requests_main() == []  # answered by baton's hook, not by the model
 
 
+def accept_terminal(claude: Claude, project: Path) -> None:
+    """What a person's first interactive `claude` in the project leaves in ~/.claude.json: onboarding
+    done, the project trusted, the environment's API key ("test", the driver's) accepted, and the
+    one-time "Make auto mode your default permission mode?" nudge seen. The CLI opens that nudge
+    (when user settings name a defaultMode other than auto) or the API key question over the prompt,
+    some time after the prompt is drawn; either takes the keys a test types next."""
+    (claude.home / ".claude.json").write_text(json.dumps({
+        "hasCompletedOnboarding": True, "hasSeenAutoDefaultNudge": True,
+        "customApiKeyResponses": {"approved": ["test"], "rejected": []},
+        "projects": {str(project): {"hasTrustDialogAccepted": True}}}))
+
+
+def empty_prompt(screen: str) -> bool:
+    return PROMPT in [line.strip() for line in screen.splitlines()]
+
+
 def start_tui(claude: Claude, project: Path, plugin: Path, tmp_path: Path, tmux: Tmux) -> None:
-    settings = {"hasCompletedOnboarding": True, "projects": {str(project): {"hasTrustDialogAccepted": True}}}
-    (claude.home / ".claude.json").write_text(json.dumps(settings))
+    """The TUI started with `accept_terminal`'s settings, once its empty prompt has stopped changing
+    (a key typed while the CLI still draws its start is lost)."""
+    accept_terminal(claude, project)
     tmux.start(project, launcher(claude, plugin, tmp_path / "launch.sh"))
-    tmux.wait_for(lambda s: "Do you want to use this API key?" in s, "the API key question")
-    tmux.keys("Up")
+    screen = tmux.settled(empty_prompt, "an empty prompt", timeout=60, still=1.5)
+    assert "Do you want to use this API key?" not in screen and "Make auto mode" not in screen, screen
+
+
+def submit(tmux: Tmux, typed: str) -> None:
+    """Type `typed` on the input line and press Enter once it shows there whole (an Enter that
+    arrives before the text submits a part of it, or nothing)."""
+    tmux.keys(typed, literal=True)
+    shown = f"{PROMPT} {' '.join(typed.split())}"  # the space after the marker may be a no-break one
+    tmux.wait_for(lambda s: any(" ".join(line.split()) == shown for line in s.splitlines()),
+                  f"{typed!r} on the input line")
     tmux.keys("Enter")
-    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
 
 
 def clear_input(tmux: Tmux, typed: str) -> None:
     tmux.keys("Escape")
     tmux.keys(*["BSpace"] * len(typed))
-    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "an empty prompt")
+    tmux.wait_for(empty_prompt, "an empty prompt")
 
 
 def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_terminal(
@@ -162,9 +182,7 @@ def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_termina
     assert "Record a step's outcome in the job's ledger" in menu
     clear_input(tmux, "/rec")
 
-    tmux.keys("/help", literal=True)
-    tmux.wait_for(lambda s: "/help" in s, "/help typed")
-    tmux.keys("Enter")
+    submit(tmux, "/help")  # not "/help" anywhere: the menu a typed "/" opens lists it before "help" is in
     screen = tmux.settled(lambda s: "to switch" in s, "the help")
     for _ in range(4):  # the help's tabs: General, Commands, Custom commands; one Right per drawn tab
         if "Browse custom commands" in screen:
@@ -179,7 +197,7 @@ def test_the_bare_brief_and_record_complete_are_listed_and_answer_in_the_termina
     assert listed[at + 1].startswith("Show the job's brief") and listed[at + 2] == "/record"
     assert listed[at + 3].startswith("Record a step's outcome in the job's ledger")
     tmux.keys("Escape")
-    tmux.wait_for(lambda s: PROMPT in [line.strip() for line in s.splitlines()], "the help closed")
+    tmux.wait_for(empty_prompt, "the help closed")
 
     tmux.keys("/brief", literal=True)
     tmux.wait_for(lambda s: "/brief " in s, "the menu")

@@ -17,7 +17,7 @@ from .driver import Claude
 from .fakeapi import FakeAPI, all_text_of, text, tool_use
 from .jobstate import baton, ledger, results_by_id, write_plan
 from .runs import BatonRun, run_to_end
-from .test_interactive import Tmux, start_tui
+from .test_interactive import Tmux, start_tui, submit
 from .test_run import record
 
 PLAN = {"steps": ["a", {"id": "ship", "title": "ship it", "approval": True}]}
@@ -136,8 +136,7 @@ def test_the_interactive_terminal_never_parks_a_call(
     tmux = Tmux(f"baton-e2e-{claude.tag}")
     try:
         start_tui(claude, project, plugin_copy, tmp_path, tmux)
-        tmux.keys("Ship it.", literal=True)
-        tmux.keys("Enter")
+        submit(tmux, "Ship it.")
         # The refusal itself says "ship waits for a person": wait for the model's own words after it.
         tmux.wait_for(lambda s: "Held until someone approves." in s, "the model's answer", timeout=60)
     finally:

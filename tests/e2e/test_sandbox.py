@@ -19,6 +19,7 @@ from store.state import approvals
 from .driver import Claude
 from .fakeapi import FakeAPI, text, tool_use
 from .jobstate import Turns, baton, ledger, results_by_id, write_plan
+from .processes import tagged_gone
 
 PLAN = {
     "job": "e2e-sandbox",
@@ -112,7 +113,7 @@ def test_the_worst_forms_change_nothing_outside_the_steps_writes(
     assert set(WORST) <= set(seen)
     assert "Read-only file system" in seen["jobs_x"].text, seen["jobs_x"].text  # it ran, confined
     assert key.decode() not in "\n".join(r.text for r in seen.values())
-    time.sleep(1.5)  # what `outlive` would have written a second later
+    assert tagged_gone(claude.tag, timeout=60)  # what `outlive` would have written a second later is written
     after = snapshot(project)
     outside = sorted(p for p in changed(before, after) if not allowed(p) and p != ".baton/steps.jsonl")
     assert outside == [], {k: v.text[:300] for k, v in seen.items()}
@@ -183,14 +184,27 @@ def test_write_waits_while_a_sandboxed_command_runs_in_the_background(
 ) -> None:
     job(project, plugin_copy, claude)
     assert baton(plugin_copy, project, claude.home, "record", "prep", "done", "x").returncode == 0
-    server = tool_use("Bash", {"command": "sleep 6", "description": "server", "run_in_background": True}, id="server")
-    fake_api.script = Turns([text("start"), server],
-                            [tool_use("Write", {"file_path": "src/a.py", "content": "x\n"}, id="write")],
-                            [bash("edit", "echo y > src/b.py")], [text("done")])
+    # The server says it is up, then runs until the edit's file is there (a minute at most): not a
+    # fixed time the Write could come after on a busy machine.
+    command = "echo up >src/up; for i in $(seq 600); do [ -e src/b.py ] && exit; sleep .1; done"  # as shown: 80
+    server = tool_use("Bash", {"command": command, "description": "server", "run_in_background": True}, id="server")
+    turns = Turns([text("start"), server],
+                  [tool_use("Write", {"file_path": "src/a.py", "content": "x\n"}, id="write")],
+                  [bash("edit", "echo y > src/b.py")], [text("done")])
+
+    def script(body: Dict[str, Any]) -> Any:
+        if turns.served == 1:  # the Write is next: only once the server is up
+            deadline = time.monotonic() + 60
+            while not (project / "src" / "up").exists():
+                assert time.monotonic() < deadline, "the background server never started"
+                time.sleep(0.1)
+        return turns(body)
+
+    fake_api.script = script
 
     run = claude.run("do step build", cwd=project, plugin_dir=plugin_copy, timeout=120)
 
     assert run.returncode == 0, run.stderr
     seen = outputs(fake_api)
-    assert "the sandboxed command `sleep 6` is still running" in seen["write"], seen["write"]
+    assert f"the sandboxed command `{command}` is still running" in seen["write"], seen["write"]
     assert not (project / "src" / "a.py").exists() and (project / "src" / "b.py").read_text() == "y\n"

@@ -19,9 +19,10 @@ import pytest
 from .driver import Claude
 from .fakeapi import CUT, DROP, ApiError, FakeAPI, all_text_of, overloaded, text
 from .jobstate import baton, ledger, write_plan
+from .processes import tagged_gone
 from .runs import run_to_end
 from .streaming import Session
-from .test_interactive import PROMPT, Tmux, start_tui
+from .test_interactive import PROMPT, Tmux, start_tui, submit
 from .test_run import record
 
 NO_RETRIES = {"CLAUDE_CODE_MAX_RETRIES": "0"}
@@ -94,7 +95,7 @@ def test_a_stream_cut_in_the_middle_is_asked_again_whole_and_is_no_api_error(
     streamed = [e.body.get("stream") for e in fake_api.main_entries()]
     assert streamed == [True, False, True], streamed  # the cut turn asked again, not streamed; then on as before
     assert [r["step"] for r in ledger(project) if r["status"] == "done"] == ["a"]
-    time.sleep(1)
+    assert tagged_gone(claude.tag, timeout=60)  # a hook that outlived its CLI has written by now
     assert api_error_events(project) == []
 
 
@@ -108,8 +109,7 @@ def test_an_overload_in_the_interactive_terminal_reaches_status_and_the_brief(
     tmux = Tmux(f"baton-e2e-{claude.tag}")
     try:
         start_tui(claude, project, plugin_copy, tmp_path, tmux)
-        tmux.keys("Run the job.", literal=True)
-        tmux.keys("Enter")
+        submit(tmux, "Run the job.")
         tmux.wait_for(lambda s: "API Error: 529" in s, "the overload shown to the person")
         wait_until(lambda: bool(api_error_events(project)), "the StopFailure hook's event")
         tmux.wait_for(lambda s: PROMPT in [ln.strip() for ln in s.splitlines()] or "Resend" in s, "the prompt")
@@ -136,7 +136,7 @@ def test_baton_run_counts_each_api_error_once(
 
     assert code == 0, run.stderr
     assert [e["ended"] for e in run.of("session_end")] == ["api_error", "api_error", "completed"]
-    time.sleep(2)  # a StopFailure hook that outlived its CLI would have written by now
+    assert tagged_gone(claude.tag, timeout=60)  # a StopFailure hook that outlived its CLI has written by now
     events = api_error_events(project)
     assert len(events) == 2, events  # one per failed session, whoever counted it
     assert {e["session"] for e in events} == {r["session"] for r in ledger(project)

@@ -69,10 +69,13 @@ def test_monitor_powershell_worktrees_and_workflows_meet_the_gate(
     assert "baton denied this WebFetch: file://" in seen["wf_file"].text
     for call_id in ("m_hidden", "m_out", "m_in"):
         assert not gate_denied(seen[call_id]), (call_id, seen[call_id].text)
-    deadline = time.monotonic() + 30  # a Monitor runs in the background: wait for its write
-    while not (project / "src" / "in.txt").exists() and time.monotonic() < deadline:
+    # A Monitor runs in the background: wait for its whole line (a file the shell has created may be
+    # empty still), not for the file alone.
+    written = project / "src" / "in.txt"
+    deadline = time.monotonic() + 30
+    while not (written.exists() and written.read_text() == "y\n"):
+        assert time.monotonic() < deadline, written.read_text() if written.exists() else "no src/in.txt"
         time.sleep(0.2)
-    assert (project / "src" / "in.txt").read_text() == "y\n"
     assert not (project / "outside.txt").exists()
     assert not (project / ".claude" / "worktrees").exists()
     assert SECRET not in json.dumps(fake_api.requests()), "the key's text reached the model"

@@ -133,7 +133,7 @@ def test_a_session_start_killed_midway_leaves_nothing_that_slows_or_misleads_the
     assert wait_for_rebuild(layout.root) == long_ledger[1]
     leftovers = [p.name for p in layout.root.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")]
     for name in leftovers:  # a temp file of a killed save is never read
-        assert name.startswith(".state.json.")
+        assert name.startswith((".state.json.", ".replay.json."))
 
 
 def _kill_rebuilds(layout: location.Layout) -> None:

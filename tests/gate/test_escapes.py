@@ -74,13 +74,39 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+MARKER = ": baton-escape-marker"  # a shell no-op: the helper runs it too
+
+
+def send(target: str, data: str) -> None:
+    """What SEND does, from the test (outside any sandbox)."""
+    family = socket.AF_INET if target.isdigit() else socket.AF_UNIX
+    address: Any = ("127.0.0.1", int(target)) if target.isdigit() else \
+        "\0" + target[1:] if target.startswith("@") else target
+    with socket.socket(family) as s:
+        s.connect(address)
+        s.sendall(data.encode())
+
+
 class Helper:
-    def __init__(self, proc: subprocess.Popen[str], log: Path) -> None:
-        self.proc, self.log = proc, log
+    def __init__(self, proc: subprocess.Popen[str], log: Path, where: List[str]) -> None:
+        self.proc, self.log, self.where, self.markers = proc, log, where, 0
+
+    def lines(self) -> List[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
 
     def received(self) -> List[str]:
-        time.sleep(0.3)  # a request in flight lands first
-        return self.log.read_text().splitlines() if self.log.exists() else []
+        """What the helper was sent so far: a marker sent from here now is waited for on each socket,
+        which takes its connections in order, one at a time, so whatever reached it earlier is in
+        the log by then (a fixed wait lost a request still in flight on a busy machine)."""
+        for target in self.where:
+            self.markers += 1
+            marker = f"{MARKER} {self.markers}"
+            send(target, marker)
+            deadline = time.monotonic() + 30
+            while marker not in self.lines():
+                assert time.monotonic() < deadline, f"the helper never logged {marker!r}: {self.lines()}"
+                time.sleep(0.02)
+        return [line for line in self.lines() if not line.startswith(MARKER)]
 
 
 @pytest.fixture
@@ -92,7 +118,7 @@ def helper(base: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         proc = subprocess.Popen([sys.executable, "-c", HELPER, str(log), *where], stdin=subprocess.PIPE,
                                 stdout=subprocess.PIPE, text=True, cwd=base)
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        started.append(Helper(proc, log))
+        started.append(Helper(proc, log, list(where)))
         return started[-1]
 
     yield start

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, List, Sequence
@@ -21,24 +22,53 @@ from store.state.location import Layout
 if TYPE_CHECKING:
     from conftest import Baton, InProcess, Sandbox
 
-# A side effect that counts its runs in runs.txt, prints an id, and exits with the code it is given.
+# A side effect that counts its runs in runs.txt, prints an id, and exits with the code it is given;
+# given "hold" for its second argument, it waits until the test creates `release` (a minute at most).
 EFFECT = ("import os, sys, time\n"
           "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
           "print('progress: sending', flush=True)\n"
-          "time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)\n"
+          "deadline = time.monotonic() + 60\n"
+          "while sys.argv[2:] == ['hold'] and not os.path.exists('release') and time.monotonic() < deadline:\n"
+          "    time.sleep(0.02)\n"
+          "time.sleep(float(sys.argv[2]) if sys.argv[2:] not in ([], ['hold']) else 0)\n"
           "print(json_text := '{\"data\": {\"id\": \"msg-' + str(os.getpid()) + '\"}}', flush=True)\n"
           "sys.exit(int(sys.argv[1]))\n")
+
+
+# A side effect that says it holds, counts its run, and goes on until the test creates ``release`` (a
+# minute at most); ``ended`` is the last thing it writes. Tests wait on these files, not on time. It
+# prints before it counts: once counted, a test may kill baton, and a print to baton's pipe then
+# would end it (broken pipe) and free the key.
+HOLD = ("import os, time\n"
+        "print('progress: holding', flush=True)\n"
+        "open('runs.txt', 'a').write(os.environ.get('BATON_ONCE_KEY', '?') + '\\n')\n"
+        "deadline = time.monotonic() + 60\n"
+        "while not os.path.exists('release') and time.monotonic() < deadline:\n"
+        "    time.sleep(0.02)\n"
+        "open('ended', 'w').close()\n")
 
 
 @pytest.fixture
 def job(baton: Baton, sandbox: Sandbox) -> Path:
     assert baton("init", "deliver", "report").code == 0
     (sandbox.project / "effect.py").write_text(EFFECT)
+    (sandbox.project / "hold.py").write_text(HOLD)
     return sandbox.project
 
 
 def effect(code: int = 0, sleep: float = 0) -> List[str]:
     return [sys.executable, "effect.py", str(code), str(sleep)]
+
+
+def hold() -> List[str]:
+    return [sys.executable, "hold.py"]
+
+
+def wait_for_run(project: Path, key: str) -> None:
+    deadline = time.monotonic() + 60
+    while key not in runs(project):
+        assert time.monotonic() < deadline, f"the command of {key} never started"
+        time.sleep(0.02)
 
 
 def runs(project: Path) -> List[str]:
@@ -154,12 +184,12 @@ def test_settling_a_key_with_a_result_or_one_running_now_is_refused(baton: Baton
     assert refused.code == 1 and "already has a result" in refused.err
     assert baton("once", "failing", "--", *effect(9)).code == 9
     assert baton("once", "--settle", "failing", "retry", "fixed the cause").code == 0  # a failure may be retried
-    slow = popen(plugin_copy, job, "once", "slow", "--", *effect(0, 3))
-    while "slow" not in runs(job):
-        time.sleep(0.05)
+    slow = popen(plugin_copy, job, "once", "slow", "--", *hold())
+    wait_for_run(job, "slow")
     busy = baton("once", "--settle", "slow", "done", "guess")
+    (job / "release").touch()
     assert busy.code == 1 and "is running now" in busy.err
-    assert slow.wait(30) == 0
+    assert slow.wait(60) == 0
 
 
 def test_help_and_no_plan(baton: Baton, sandbox: Sandbox) -> None:
@@ -170,24 +200,37 @@ def test_help_and_no_plan(baton: Baton, sandbox: Sandbox) -> None:
 
 
 def test_the_same_key_at_the_same_time_runs_once_and_all_get_its_result(job: Path, plugin_copy: Path) -> None:
-    procs = [popen(plugin_copy, job, "once", "same", "--id-json", "data.id", "--", *effect(4, 1.5))
-             for _ in range(5)]
-    outs = [p.communicate(timeout=60) for p in procs]
-    assert [p.returncode for p in procs] == [4] * 5
+    """Five at once; the one that runs holds its command until the other four say they wait (each
+    stderr is read by a thread of its own), so all four wait, whatever the machine's speed."""
+    procs = [popen(plugin_copy, job, "once", "same", "--id-json", "data.id", "--", sys.executable, "effect.py", "4",
+                   "hold") for _ in range(5)]
+    errs: List[List[str]] = [[] for _ in procs]
+    readers = [threading.Thread(target=lambda p=p, e=e: e.extend(p.stderr), daemon=True) for p, e in zip(procs, errs)]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + 60
+    while sum(any("waiting for its result" in line for line in e) for e in errs) < 4:
+        assert time.monotonic() < deadline, errs
+        time.sleep(0.02)
+    (job / "release").touch()
+    for proc, reader in zip(procs, readers):
+        proc.wait(timeout=60)
+        reader.join(timeout=60)
+    outs = ["".join(e) for e in errs]
+    assert [p.returncode for p in procs] == [4] * 5, outs
     assert runs(job) == ["same"]
-    ran = [err for _, err in outs if "ran (record" in err]
-    waited = [err for _, err in outs if "waiting for its result" in err]
-    assert len(ran) == 1 and len(waited) >= 1, outs
+    ran = [err for err in outs if "ran (record" in err]
+    waited = [err for err in outs if "waiting for its result" in err]
+    assert len(ran) == 1 and len(waited) == 4, outs
     ident = records(job)[-1]["id"]
-    assert all(f"id {ident}" in err for _, err in outs)
+    assert all(f"id {ident}" in err for err in outs)
 
 
 def test_a_second_caller_waiting_on_a_killed_run_gets_unknown(job: Path, plugin_copy: Path) -> None:
-    holder = popen(plugin_copy, job, "once", "k", "--", *effect(0, 30), start_new_session=True)
-    while "k" not in runs(job):
-        time.sleep(0.05)
+    holder = popen(plugin_copy, job, "once", "k", "--", *hold(), start_new_session=True)
+    wait_for_run(job, "k")
     waiter = popen(plugin_copy, job, "once", "k", "--", *effect(0))
-    time.sleep(0.5)
+    assert waiter.stderr is not None and "waiting for its result" in waiter.stderr.readline()  # it waits now
     os.killpg(holder.pid, signal.SIGKILL)  # the holder and its command
     holder.communicate()
     _, err = waiter.communicate(timeout=60)
@@ -196,15 +239,16 @@ def test_a_second_caller_waiting_on_a_killed_run_gets_unknown(job: Path, plugin_
 
 def test_a_command_left_running_by_a_killed_baton_still_holds_the_key(job: Path, plugin_copy: Path,
                                                                       baton: Baton) -> None:
-    holder = popen(plugin_copy, job, "once", "k", "--", *effect(0, 3))
-    while "k" not in runs(job):
-        time.sleep(0.05)
-    holder.kill()  # baton alone dies; its command goes on for a while
+    holder = popen(plugin_copy, job, "once", "k", "--", *hold())
+    wait_for_run(job, "k")
+    holder.kill()  # baton alone dies; its command goes on until released
     holder.communicate()
-    started = time.monotonic()
-    second = baton("once", "k", "--", *effect(0))
-    assert time.monotonic() - started > 1.0, "the second run did not wait for the orphaned command"
-    assert second.code == 3 and "waiting for its result" in second.err and runs(job) == ["k"]
+    second = popen(plugin_copy, job, "once", "k", "--", *effect(0))
+    assert second.stderr is not None and "waiting for its result" in second.stderr.readline()
+    assert second.poll() is None and not (job / "ended").exists(), "the second run did not wait for the command"
+    (job / "release").touch()
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 3 and runs(job) == ["k"], err
 
 
 def test_the_idempotency_key_is_stable_for_the_job_and_the_key(baton: Baton, job: Path, tmp_path: Path) -> None:
@@ -288,11 +332,11 @@ def test_a_command_killed_by_a_signal_of_its_own_is_unknown(baton: Baton, job: P
 
 
 def test_output_is_streamed_while_the_command_runs(job: Path, plugin_copy: Path) -> None:
-    proc = popen(plugin_copy, job, "once", "slow", "--", *effect(0, 2))
-    started = time.monotonic()
-    assert proc.stdout is not None and proc.stdout.readline() == "progress: sending\n"
-    assert time.monotonic() - started < 1.8, "the first line arrived only at the end"
-    proc.communicate(timeout=30)
+    proc = popen(plugin_copy, job, "once", "slow", "--", *hold())
+    assert proc.stdout is not None and proc.stdout.readline() == "progress: holding\n"
+    assert not (job / "ended").exists(), "the first line arrived only at the end"
+    (job / "release").touch()
+    proc.communicate(timeout=60)
     assert proc.returncode == 0
 
 

@@ -90,8 +90,8 @@ def damaged(draw: st.DrawFn) -> bytes:
 def test_the_fast_verdict_is_the_full_verdict(tmp_path_factory: pytest.TempPathFactory,
                                               monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int,
                                               split: int) -> None:
-    monkeypatch.setattr(chain, "CHUNK", chunk)
-    monkeypatch.setattr(chain, "SPLIT_BYTES", split)  # 0: two halves at once, whatever the size
+    monkeypatch.setattr(chain, "BLOCK", chunk)
+    monkeypatch.setattr(chain, "SPLIT_BYTES", split)  # 0: a piece per processor at once, whatever the size
     path = tmp_path_factory.mktemp("v") / "steps.jsonl"
     path.write_bytes(data)
     assert chain.verify(path) == reference(data)

@@ -10,26 +10,12 @@ from typing import List
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ledgers import reference
 
 from store.ledger import chain
 from store.ledger.chain import Verdict
-from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, seal
+from store.ledger.ledger import GENESIS, LedgerError, format_line, parse_line, seal
 from store.ledger.sealing import all_sealed
-
-
-def reference(data: bytes) -> Verdict:
-    """The full check, line by line, as verify always did it."""
-    prev = None
-    count = 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines[:-1], start=1):
-        try:
-            record = parse_line(raw)
-            check_link(record, prev)
-        except LedgerError as exc:
-            return Verdict(count, prev["hash"] if prev else GENESIS, 0, f"line {number}: {exc}")
-        prev, count = record, count + 1
-    return Verdict(count, prev["hash"] if prev else GENESIS, len(lines[-1]), "")
 
 
 def _ledger(count: int) -> List[bytes]:

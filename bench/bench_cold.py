@@ -83,7 +83,7 @@ NEVER = [f"n{i:02d}-never-recorded" for i in range(10)]
 MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print('{}')"
 SHA_FILE = "import hashlib, sys; hashlib.sha256(open(sys.argv[1], 'rb').read()).hexdigest()"
 TARGETS = {"cold brief": 1.5, "cold brief, 10 steps never recorded": 1.5, "cold brief, parallel plan": 1.5,
-           "cold SessionStart": 2.0, "cold SessionStart, parallel plan": 2.0, "verify": 3.0}
+           "cold SessionStart": 2.0, "cold SessionStart, parallel plan": 2.0, "verify": 2.0}
 ROWS = ("cold brief", "cold brief, 10 steps never recorded", "cold brief, parallel plan",
         "cold SessionStart", "cold SessionStart, parallel plan", "rebuild aside", "verify", "log",
         "seed brief (reads it all)", "sha256 of the file", "minimal Python hook", "python3 -c pass")

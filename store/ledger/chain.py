@@ -2,31 +2,48 @@
 
 A line whose bytes are exactly what baton seals is accepted from its bytes: the SHA-256 of the line
 without its final ``hash`` member is that hash, ``seq`` is the next number and ``prev`` the
-previous line's hash, each read where ``seal`` puts it. This is checked a chunk of lines at a time,
-with a few Python steps per line and no JSON decoding. A chunk holding any line that fails is walked
-again line by line with the full check (decode, fields, own hash over the canonical form, link),
-which names the first bad line as it always did and still accepts valid records written in another
-form. The two can only disagree on a line forged by hashing bytes that are not a record, which a
-chain without a key never claimed to stop.
+previous line's hash, each read where ``seal`` puts it. This is checked a block of lines at a time,
+with one Python step per line (its hash) and no JSON decoding. A block holding any line that fails
+is walked again line by line with the full check (decode, fields, own hash over the canonical form,
+link), which names the first bad line as it always did and still accepts valid records written in
+another form. The two can only disagree on a line forged by hashing bytes that are not a record,
+which a chain without a key never claimed to stop.
+
+A long ledger is cut at line starts into a piece per processor, checked at once in forked workers
+(``ranges``), each from the record just before its piece; a piece's verdict counts only when the
+pieces before it are intact and end on that very record, else it is checked again here from where
+they end, so the links across the borders are checked too and the verdict is the one-pass verdict.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-from pathlib import Path
+from binascii import hexlify
+from hashlib import sha256
+from operator import itemgetter
 
 from store.base import jsonc
 from store.base.values import Frozen
+from store.ledger import ranges
 from store.ledger.ledger import GENESIS, LedgerError, check_link, parse_line
-from store.ledger.sealing import sealed_hashes
+from store.ledger.linescan import Lines, line_before, spans
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-CHUNK = 8 << 20
-SPLIT_BYTES = 32 << 20  # from this size verify checks two halves at once
+BLOCK = 1 << 20  # bytes of lines checked at once
+SPLIT_BYTES = 32 << 20  # from this size verify checks pieces at once, one per processor
+PARTS = 0  # pieces to cut a long ledger into; 0: one per processor, at most MAX_PARTS
+MAX_PARTS = 8
+FORK = True  # False: every piece checked here, one after another (what a platform without fork does)
+
+# The last 84 bytes of a sealed line, hex digits read as 0: '"prev":"' + 32 hex + '","hash":"' + 32 hex + '"}'.
+_HEX_AS_ZERO = bytes.maketrans(b"0123456789abcdef", b"0" * 16)
+_SEALED_END = (b'"prev":"' + b"0" * 32 + b'","hash":"' + b"0" * 32 + b'"}').translate(_HEX_AS_ZERO)
+_END, _PREV, _HASH = len(_SEALED_END), 8, 50  # where prev and hash start in those bytes
+_ends = itemgetter(slice(-_END, None))
 
 
 class Verdict(Frozen):
@@ -37,18 +54,40 @@ class Verdict(Frozen):
         self.problem = problem  # empty when the chain is intact
 
 
+def _numbered(lines: List[bytes], seq: int) -> bool:
+    """True when the lines begin ``{"seq":N,`` with N counting on from ``seq``: their beginnings
+    joined, against the same text made in one step for each run of numbers of one length."""
+    done, count = 0, len(lines)
+    while done < count:
+        first = seq + 1 + done
+        digits = len(str(first))
+        run = min(count - done, 10 ** digits - first)
+        group = lines[done:done + run] if run < count else lines
+        if b"".join(map(itemgetter(slice(8 + digits)), group)) != \
+                (b'{"seq":%d,' * run) % tuple(range(first, first + run)):
+            return False
+        done += run
+    return True
+
+
 def sealed_run(lines: List[bytes], seq: int, prev_hash: bytes) -> bool:
     """True when every line is a sealed record and they chain on from record ``seq`` (hash
-    ``prev_hash``), judged from the bytes alone."""
-    from operator import itemgetter
-
-    hashes = sealed_hashes(lines)
-    if hashes is None:
+    ``prev_hash``), judged from the bytes alone: each line ends as ``seal`` ends it, its ``prev`` is
+    the hash the line before states, its ``seq`` the next number, and its hash its bytes' SHA-256.
+    Apart from hashing, each check is a few calls over the whole block's bytes, not a step a line."""
+    ends = b"".join(map(_ends, lines))
+    if ends.translate(_HEX_AS_ZERO) != _SEALED_END * len(lines) or ends[_PREV:_PREV + 32] != prev_hash:
         return False
-    if b"".join(map(itemgetter(slice(-76, -44)), lines)) != prev_hash + hashes[:-32]:  # each prev, in place
+    for j in range(32):  # byte j of each prev, against byte j of the hash the line before states
+        if ends[_END + _PREV + j::_END] != ends[_HASH + j:-_END:_END]:
+            return False
+    if not _numbered(lines, seq):
         return False
-    expected = map(b'{"seq":%d,'.__mod__, range(seq + 1, seq + len(lines) + 1))
-    return all(map(bytes.startswith, lines, expected))
+    digests = hexlify(b"".join([sha256(line[:-43] + b"}").digest() for line in lines]))
+    for j in range(32):  # byte j of each stated hash, against byte j of each line's hex digest
+        if ends[_HASH + j::_END] != digests[j::64]:
+            return False
+    return True
 
 
 def _walk(lines: List[bytes], prev: Optional[Dict[str, Any]], line_no: int) -> Tuple[Optional[Dict[str, Any]], str]:
@@ -79,86 +118,73 @@ def verify_lines(lines: Iterable[Tuple[int, bytes, bool]]) -> Verdict:
     return Verdict(count, prev["hash"] if prev else GENESIS, 0, "")
 
 
-def _scan(path: Path, start: int, stop: int, count: int, last_hash: str) -> Verdict:
+def _scan(fd: int, start: int, stop: int, count: int, last_hash: str) -> Verdict:
     """Verify the lines in ``[start, stop)`` as following record ``count`` (hash ``last_hash``); a
     problem's line number counts from the ledger's first line (``count`` valid lines precede)."""
-    carry = b""
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        left = stop - start
-        while left > 0:
-            chunk = handle.read(min(CHUNK, left))
-            if not chunk:
-                break
-            left -= len(chunk)
-            lines = (carry + chunk).split(b"\n")
-            carry = lines.pop()
-            if not lines or sealed_run(lines, count, last_hash.encode("ascii")):
-                if lines:
-                    count, last_hash = count + len(lines), lines[-1][-34:-2].decode("ascii")
-                continue
-            prev = {"seq": count, "hash": last_hash} if count else None
-            last, problem = _walk(lines, prev, count)
-            if problem:
-                return Verdict(last["seq"] if last else 0, last["hash"] if last else GENESIS, 0, problem)
-            count, last_hash = count + len(lines), str(last["hash"]) if last else GENESIS
-    return Verdict(count, last_hash, len(carry), "")
+    lines = Lines(fd, start, stop, BLOCK)
+    for block in lines:
+        ranges.stop_if_abandoned()
+        if sealed_run(block, count, last_hash.encode("ascii")):
+            count, last_hash = count + len(block), block[-1][-34:-2].decode("ascii")
+            continue
+        prev = {"seq": count, "hash": last_hash} if count else None
+        last, problem = _walk(block, prev, count)
+        if problem:
+            return Verdict(last["seq"] if last else 0, last["hash"] if last else GENESIS, 0, problem)
+        count, last_hash = count + len(block), str(last["hash"]) if last else GENESIS
+    return Verdict(count, last_hash, len(lines.torn), "")
 
 
-def _middle(path: Path, size: int) -> Optional[Tuple[int, Dict[str, Any]]]:
-    """(a line start near the middle, the record just before it), or None when there is none."""
-    with open(path, "rb") as handle:
-        handle.seek(size // 2)
-        handle.readline()  # to the end of the line holding the middle byte
-        mid = handle.tell()
-        if mid >= size:
-            return None
-        back = min(mid, 1 << 20)
-        handle.seek(mid - back)
-        before = handle.read(back - 1).rsplit(b"\n", 1)
-    if len(before) < 2 and back < mid:
-        return None  # a line longer than 1 MB: not worth the trouble
-    try:
-        return mid, parse_line(before[-1])
-    except LedgerError:
-        return None  # the first half holds a bad line: a single pass names it
+def _pieces(fd: int, size: int) -> List[Tuple[int, int, int, str]]:
+    """(start, stop, the records before it, the last one's hash) for each piece of the ledger: a
+    piece per processor from :data:`SPLIT_BYTES` on, else one. A piece starts after a line that is
+    a valid record, whose seq and hash it is checked from; a border after any other line is dropped."""
+    parts = (PARTS or min(ranges.processors(), MAX_PARTS)) if size >= SPLIT_BYTES else 1
+    pieces: List[Tuple[int, int, int, str]] = []
+    for start, stop in spans(fd, size, parts):
+        raw = line_before(fd, start) if start else None
+        try:
+            before = parse_line(raw) if raw is not None else None
+        except LedgerError:
+            before = None
+        if start and before is None:
+            pieces[-1] = pieces[-1][:1] + (stop,) + pieces[-1][2:]
+        else:
+            pieces.append((start, stop, before["seq"], before["hash"]) if before else (start, stop, 0, GENESIS))
+    return pieces
 
 
 def verify(path: Path) -> Verdict:
     """Walk the whole ledger (the one full read baton does) and name the first bad line. A long
-    ledger is checked in two halves at once where processes can fork: a child checks the second
-    half from the record before it, and its verdict counts only when the first half is intact."""
+    ledger is checked in pieces at once where processes can fork; the verdict is the one-pass one."""
     try:
-        size = os.stat(path).st_size
+        fd = os.open(str(path), os.O_RDONLY)
     except FileNotFoundError:
         return Verdict(0, GENESIS, 0, "")
-    middle = _middle(path, size) if size >= SPLIT_BYTES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 \
-        else None
-    if middle is None:
-        return _scan(path, 0, size, 0, GENESIS)
-    mid, before = middle
-    reader, writer = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child's work is checked through its verdict
-        os.close(reader)
-        try:
-            second = _scan(path, mid, size, before["seq"], before["hash"])
-            os.write(writer, jsonc.dumps([second.records, second.last_hash, second.torn, second.problem]).encode())
-        finally:
-            os._exit(0)
-    os.close(writer)
     try:
-        first = _scan(path, 0, mid, 0, GENESIS)
-        if first.problem or (first.records, first.last_hash) != (before["seq"], before["hash"]):
-            os.kill(pid, signal.SIGKILL)
-            return first if first.problem else _scan(path, mid, size, first.records, first.last_hash)
-        with os.fdopen(reader, "rb") as pipe:
-            reader, answer = -1, pipe.read()
+        pieces = _pieces(fd, os.fstat(fd).st_size)
+
+        def work(piece: Tuple[int, int, int, str]) -> bytes:
+            verdict = _scan(fd, *piece)
+            return jsonc.dumps([verdict.records, verdict.last_hash, verdict.torn, verdict.problem]).encode()
+
+        answers = ranges.answers(work, pieces, FORK)
+        try:
+            count, last_hash, verdict = 0, GENESIS, Verdict(0, GENESIS, 0, "")
+            for (start, stop, after, after_hash), answer in zip(pieces, answers):
+                if answer is not None and (after, after_hash) == (count, last_hash):
+                    verdict = Verdict(*jsonc.loads(answer))
+                else:  # no worker did it, or it started from a record the pieces before do not end on
+                    verdict = _scan(fd, start, stop, count, last_hash)
+                if verdict.problem:
+                    return verdict
+                count, last_hash = verdict.records, verdict.last_hash
+            return verdict
+        finally:
+            answers.close()
+    except OSError as exc:  # a read of an open descriptor fails without a file name (a folder, EIO)
+        if exc.filename is None:
+            exc.filename = str(path)
+        raise
     finally:
-        if reader >= 0:
-            os.close(reader)
-        os.waitpid(pid, 0)
-    if not answer:  # the child failed: check the second half here
-        return _scan(path, mid, size, first.records, first.last_hash)
-    records, last_hash, torn, problem = jsonc.loads(answer)
-    return Verdict(records, last_hash, torn, problem)
+        os.close(fd)

@@ -10,26 +10,12 @@ from typing import List
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ledgers import reference
 
 from store.ledger import chain
 from store.ledger.chain import Verdict
-from store.ledger.ledger import GENESIS, LedgerError, check_link, format_line, parse_line, seal
+from store.ledger.ledger import GENESIS, LedgerError, format_line, parse_line, seal
 from store.ledger.sealing import all_sealed
-
-
-def reference(data: bytes) -> Verdict:
-    """The full check, line by line, as verify always did it."""
-    prev = None
-    count = 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines[:-1], start=1):
-        try:
-            record = parse_line(raw)
-            check_link(record, prev)
-        except LedgerError as exc:
-            return Verdict(count, prev["hash"] if prev else GENESIS, 0, f"line {number}: {exc}")
-        prev, count = record, count + 1
-    return Verdict(count, prev["hash"] if prev else GENESIS, len(lines[-1]), "")
 
 
 def _ledger(count: int) -> List[bytes]:
@@ -90,8 +76,8 @@ def damaged(draw: st.DrawFn) -> bytes:
 def test_the_fast_verdict_is_the_full_verdict(tmp_path_factory: pytest.TempPathFactory,
                                               monkeypatch: pytest.MonkeyPatch, data: bytes, chunk: int,
                                               split: int) -> None:
-    monkeypatch.setattr(chain, "CHUNK", chunk)
-    monkeypatch.setattr(chain, "SPLIT_BYTES", split)  # 0: two halves at once, whatever the size
+    monkeypatch.setattr(chain, "BLOCK", chunk)
+    monkeypatch.setattr(chain, "SPLIT_BYTES", split)  # 0: a piece per processor at once, whatever the size
     path = tmp_path_factory.mktemp("v") / "steps.jsonl"
     path.write_bytes(data)
     assert chain.verify(path) == reference(data)

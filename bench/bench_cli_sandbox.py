@@ -12,7 +12,8 @@ interleaved so a busy machine disturbs every row alike:
 * **Claude Code's sandbox**: the same with ``{"sandbox": {"enabled": true}}`` in the person's
   ``~/.claude/settings.json`` (it needs bubblewrap and socat; ``dev/test`` installs both);
 * **a minimal Python hook**: a plugin whose PreToolUse and PostToolUse hooks on Bash read the JSON
-  and print ``{}``, started as baton's are (``python3 -S -c``): what any Python hook costs a call;
+  and print ``{}``, started as baton's are (hooks.json's ``/bin/sh`` launcher, which execs ``python3
+  -S -c``): what any Python hook costs a call;
 * **baton, no sandbox**: baton's plugin with a job whose NEXT step writes ``src/**``, the plan's
   ``sandbox.enabled`` false (its hooks and its static gate alone);
 * **baton's sandbox**: the same job with the sandbox on (the default): PreToolUse builds the
@@ -97,10 +98,9 @@ def setup(work: Path, name: str) -> Dict[str, Any]:
         plugin = work / "minimal"
         (plugin / ".claude-plugin").mkdir(parents=True, exist_ok=True)
         (plugin / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "minimal", "version": "0.0.1"}))
-        hook = {"type": "command", "command": "python3", "args": ["-S", "-c", MINIMAL], "timeout": 10}
         (plugin / "hooks").mkdir(exist_ok=True)
         (plugin / "hooks" / "hooks.json").write_text(json.dumps({"hooks": {
-            event: [{"matcher": "Bash", "hooks": [hook]}] for event in ("PreToolUse", "PostToolUse")}}))
+            event: [{"matcher": "Bash", "hooks": [minimal_hook(event)]}] for event in ("PreToolUse", "PostToolUse")}}))
     if name.startswith("baton"):
         plan = dict(PLAN, sandbox={"enabled": name == "baton-sandbox"})
         (root / ".baton").mkdir()
@@ -111,6 +111,16 @@ def setup(work: Path, name: str) -> Dict[str, Any]:
             for part in (".claude-plugin", "hooks", "commands", "bin", "store"):
                 shutil.copytree(REPO / part, plugin / part, ignore=shutil.ignore_patterns("__pycache__"))
     return {"home": home, "root": root, "plugin": plugin}
+
+
+def minimal_hook(event: str) -> Dict[str, Any]:
+    """The minimal hook, started as baton's PreToolUse hook is: the same command and launcher (its first
+    two arguments) from baton's hooks.json, then the minimal code in place of baton's bootstrap."""
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))["hooks"]
+    baton = hooks["PreToolUse"][0]["hooks"][0]
+    launcher = baton["args"][:2] if baton["command"] != "python3" else ["-S", "-c"]
+    return {"type": "command", "command": baton["command"],
+            "args": [*launcher, MINIMAL, "${CLAUDE_PLUGIN_ROOT}", event], "timeout": 10}
 
 
 def python_first(work: Path) -> Dict[str, str]:

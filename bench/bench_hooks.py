@@ -5,9 +5,10 @@ For each ledger size (default 1,000 and 1,000,000 records) it builds a temp proj
 ``.baton/`` holds a 40-step plan (the NEXT step approved and carrying rich policy: tools, writes
 globs, bash patterns; job-wide limits, protect globs and rules), a chained ledger of that many
 records and the snapshot ``state.json`` built from it, as after normal use. Then it runs, as child
-processes, the command hooks.json gives for each event (``${CLAUDE_PLUGIN_ROOT}`` replaced by this
-repository, ``CLAUDE_PROJECT_DIR`` pointing at the temp project, a payload shaped like Claude
-Code's on stdin) for:
+processes, the command hooks.json gives for each event (its ``/bin/sh`` launcher, which execs
+``python3`` on the bootstrap code; ``${CLAUDE_PLUGIN_ROOT}`` replaced by this repository in each
+argument, ``CLAUDE_PROJECT_DIR`` pointing at the temp project, a payload shaped like Claude Code's on
+stdin) for:
 
 * SessionStart (source ``startup``);
 * UserPromptSubmit: an ordinary prompt, and ``/baton:brief``;
@@ -17,9 +18,10 @@ Code's on stdin) for:
 * and, in a project beside it with no job, SessionStart, a prompt, a Write, a WebFetch, a Bash call,
   PostToolUse Write and Stop (each must answer with nothing and load almost nothing);
 
-beside the reference, a minimal Python hook started the same way (``python3 -S -c`` with code that
-parses the JSON on stdin and prints ``{}``, the same arguments, environment, folder and payload),
-and ``python3 -c pass`` and ``python3 -S -c pass`` (the interpreter's own start-up, with and
+beside the reference, a minimal Python hook started the same way (through the launcher, ``python3 -S
+-c`` with code that parses the JSON on stdin and prints ``{}``, the same arguments, environment,
+folder and payload), the same hook with python3 started directly (the difference is the launcher's
+cost), and ``python3 -c pass`` and ``python3 -S -c pass`` (the interpreter's own start-up, with and
 without site-packages). Each run's output is checked (the denied Write printed a deny naming the
 step's ``writes``, SessionStart printed the brief, PostToolUse counted the call, nothing was logged
 to ``errors.log``...), so a crashing hook cannot pass for a fast one. The report gives the median,
@@ -31,6 +33,10 @@ older bar, 15 ms over ``python3 -c pass``, is still reported in the summary. Sta
 Linux; the temp tree under /tmp is removed at the end.
 
     python3 bench/bench_hooks.py [--sizes 1000,1000000] [--runs N] [--quick] [--json] [--python PATH] [--rules]
+                                 [--direct]
+
+``--direct`` starts python3 on each hook's bootstrap code directly, as hooks.json did before the
+launcher: beside a run without it, what the launcher costs for each hook.
 
 It also times PreToolUse for WebFetch and an MCP tool, which start the gate in every project.
 ``--rules`` adds the plan's invariant rules (protect_branches, deny_content, check_after_write,
@@ -80,6 +86,7 @@ from bench_store import (
 
 from store.cli import actions
 from store.monitor import figures
+from store.sandbox import rewrite, runs, scratch
 from store.state import journal
 from store.state.brief import COMPLETE
 from store.state.job import Job
@@ -116,8 +123,13 @@ INVARIANTS: List[Dict[str, Any]] = [
 MINIMAL_HOOK = "import json, sys; json.load(sys.stdin); print('{}')"
 MINIMAL = "minimal"
 MINIMAL_PAYLOAD = "pre-write-allow"  # the stdin the minimal hook parses: a PreToolUse Write payload
-BARE = (("bare-site", "python3 -c pass", ("-c", "pass")), ("bare-nosite", "python3 -S -c pass", ("-S", "-c", "pass")),
-        (MINIMAL, "minimal Python hook", ("-S", "-c", MINIMAL_HOOK, str(REPO), "PreToolUse")))
+MINIMAL_DIRECT = "minimal-direct"
+# the references, (key, label, argv), set by main: the interpreter alone, with and without site, and the minimal hook
+# started as the hooks are (through hooks.json's launcher, or directly with --direct); beside the launcher, the same
+# minimal hook with python3 started directly, so each run shows what the launcher costs
+BARE: List[Tuple[str, str, List[str]]] = []
+# hooks.json's launcher: `/bin/sh -c '...; exec python3 -S -c "$0" "$@" "$here"' <bootstrap> <root> <event>`
+LAUNCHER_EXEC = re.compile(r'\bexec (\S+) -S -c "\$0" "\$@"')
 # the job's figures as another checkout (--baseline) keeps them after normal use, by its own code: a
 # checkout that keeps them in another file or form would otherwise start each Stop from none
 FIGURES_OF = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1]); "
@@ -367,6 +379,18 @@ def hook_command(event: str, subject: str, root: Path = REPO) -> Tuple[str, List
     return str(hook["command"]).replace(PLUGIN_ROOT, str(root)), args, int(hook.get("timeout", 600))
 
 
+def launched(command: str, args: Sequence[str]) -> Tuple[str, List[str]]:
+    """(the interpreter the launcher execs, its arguments after the name) when hooks.json starts the hook
+    through a shell launcher (``sh -c SCRIPT CODE ARGS...`` whose script ends in ``exec python3 -S -c "$0"
+    "$@" ...``); ``(command, args)`` when it names the interpreter itself."""
+    if os.path.basename(command) not in ("sh", "bash", "dash") or len(args) < 3 or args[0] != "-c":
+        return command, list(args)
+    found = LAUNCHER_EXEC.search(args[1])
+    if found is None:
+        raise BenchError(f"hooks.json: a shell launcher this benchmark cannot read: {args[1]!r}")
+    return found.group(1), ["-S", "-c", *args[2:]]
+
+
 @dataclass(frozen=True)
 class Interpreter:
     command: str  # as hooks.json names it
@@ -522,12 +546,18 @@ def _check_allow(p: Project, out: bytes, _: Dict[str, Any]) -> None:
 
 
 def _check_sandboxed(p: Project, out: bytes, _: Dict[str, Any]) -> None:
-    """A Bash call that passes comes back to run in baton's sandbox (or, where none runs, is let through)."""
+    """A Bash call that passes comes back to run in baton's sandbox (or, where none runs, is let through):
+    a line that sources the run's script (in .baton/run/, which starts bwrap) with the command verbatim."""
     if out.strip():
         spec = _json(out).get("hookSpecificOutput") or {}
         command = str((spec.get("updatedInput") or {}).get("command", ""))
-        _want(spec.get("permissionDecision") in ("allow", "ask") and "--args 7" in command,
-              f"expected the command back, sandboxed, got {out[:300]!r}")
+        script = command[3:command.find("' 9<<'")] if command.startswith(". '") else ""
+        try:
+            launches = "--args 7" in Path(script).read_text(encoding="utf-8") if script else False
+        except OSError:
+            launches = False
+        _want(spec.get("permissionDecision") in ("allow", "ask") and rewrite.original_of(command) == READ_ONLY_BASH
+              and launches, f"expected the command back, sandboxed, got {out[:300]!r}")
 
 
 def _check_deny(p: Project, out: bytes, _: Dict[str, Any]) -> None:
@@ -737,15 +767,25 @@ class Runner:
         if scenario.fresh_session:
             self.project.transcript(session).unlink()
             stdin.unlink()
+        self._end_runs()
         return run
 
-    def bare(self, key: str, args: Sequence[str]) -> Run:
-        if key != MINIMAL:
+    def _end_runs(self) -> None:
+        """Untimed: a sandboxed Bash call allowed here is over, as its PostToolUse leaves it in Claude Code
+        (until then it counts as running, and a Write would be refused as racing it)."""
+        state = str(self.project.layout.state_dir)
+        for run in runs.records(state):
+            if run.get("work"):
+                scratch.release(str(run["work"]))
+            runs.finish(state, str(run.get("id")))
+
+    def bare(self, key: str, argv: Sequence[str]) -> Run:
+        if key not in (MINIMAL, MINIMAL_DIRECT):
             env = hook_env(self.base_env, self.project, "SessionStart", SESSION)
-            return launch([self.interpreter.real, *args], self.project.root, env)[0]
+            return launch(argv, self.project.root, env)[0]
         scenario = next(s for s in [*self.items, *scenarios()] if s.key == MINIMAL_PAYLOAD)  # --only may omit it
         env = hook_env(self.base_env, self.project, scenario.event, SESSION)
-        run, out, err = launch([self.interpreter.real, *args], self.project.root, env, self._stdin(scenario, SESSION))
+        run, out, err = launch(argv, self.project.root, env, self._stdin(scenario, SESSION))
         _want(out == b"{}\n" and err == "", f"the minimal hook printed {out[:200]!r}, stderr {err[:200]!r}")
         return run
 
@@ -794,10 +834,10 @@ def measure_size(size: int, runs: int, work: Path, base_env: Mapping[str, str], 
     progress(f"{size:,} records: warm-up (one untimed run of each)")
     for s in items:
         runner.hook(s)
-    for key, _, args in BARE:
-        runner.bare(key, args)
-    jobs: List[Tuple[str, Callable[[], Run]]] = [(key, functools.partial(runner.bare, key, args))
-                                                 for key, _, args in BARE]
+    for key, _, argv in BARE:
+        runner.bare(key, argv)
+    jobs: List[Tuple[str, Callable[[], Run]]] = [(key, functools.partial(runner.bare, key, argv))
+                                                 for key, _, argv in BARE]
     jobs += [(s.key, functools.partial(runner.hook, s)) for s in items]
     progress(f"{size:,} records: {runs} rounds of {len(jobs)} commands")
     for r in range(runs):  # interleaved and rotated, so a noisy moment is shared out
@@ -860,9 +900,10 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
     lines = [
         "baton hook benchmark",
         f"machine : {m['cpu']}, nproc {m['nproc']}, {m['system']}",
-        f"python  : {m['python']}; hooks.json command `{interp['command']}` -> {interp['on_path']}",
+        f"python  : {m['python']}; the hooks' `{interp['command']}` -> {interp['on_path']}",
         f"measured: {interp['real']}" + (" (PATH holds a wrapper script; its cost is shown apart below)"
                                          if interp["on_path"] != interp["real"] else ""),
+        f"started : {interp['started']}",
         f"baton   : {meta['revision']}" + (f"; rows marked [baseline]: {meta['baseline']}"
                                                if meta.get("baseline") else ""),
         f"runs    : {meta['runs']} per figure after one warm-up; wall time of each hook process, fork to exit",
@@ -880,9 +921,11 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
         first = True
         for key, label, _ in BARE:
             f = r.figures[key]
+            minimal = key in (MINIMAL, MINIMAL_DIRECT)
+            ratios = (f"{r.ratio(key):.2f}", f"{r.cpu_ratio(key):.2f}") if minimal else ("", "")
             rows.append((f"{r.project.records:,}" if first else "", label, ms(f.median), ms(f.low), ms(f.high),
-                         ms(iqr(f)), ms(cpu_median(f)), "1.00" if key == MINIMAL else "", "1.00" if key == MINIMAL
-                         else "", "", mb(f.rss_kb), "", "reference" if key == MINIMAL else ""))
+                         ms(iqr(f)), ms(cpu_median(f)), *ratios, "", mb(f.rss_kb), "",
+                         "reference" if key == MINIMAL else ""))
             first = False
         for s in items:
             if s.key not in r.figures:
@@ -906,6 +949,10 @@ def table(meta: Dict[str, Any], results: Sequence[SizeResult], items: Sequence[S
         site = [r.figures["bare-site"].median - r.figures["bare-nosite"].median for r in results]
         lines.append(f"site-packages start-up on this interpreter (-c pass minus -S -c pass): "
                      f"{', '.join(ms(x) for x in site)} ms.")
+    if results and MINIMAL_DIRECT in results[0].figures:
+        lines.append("the launcher (/bin/sh, cd /, exec python3), the minimal hook through it minus started directly: "
+                     + "; ".join(f"{signed(r.overhead(MINIMAL, MINIMAL_DIRECT))} ms wall, "
+                                 f"{signed(r.cpu_overhead(MINIMAL, MINIMAL_DIRECT))} ms CPU" for r in results) + ".")
     if wrapper is not None:
         lines.append(f"{interp['on_path']} -S -c pass (the wrapper on PATH that Claude Code would start): median "
                      f"{ms(wrapper.median)} ms (min {ms(wrapper.low)}, max {ms(wrapper.high)}); every hook pays it.")
@@ -948,6 +995,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         "whose hooks run beside this one's, interleaved, as the rows marked [baseline]")
     parser.add_argument("--rules", action="store_true", help="add the plan's invariant rules and the calls they "
                         "judge (the project becomes a git checkout)")
+    parser.add_argument("--direct", action="store_true", help="start python3 on each hook's code "
+                        "directly, not through hooks.json's /bin/sh launcher (beside a run without it: what the "
+                        "launcher costs)")
     parser.add_argument("--only", help="comma-separated scenario keys to time (e.g. pre-bash-read,stop); the "
                         "references always run")
     args = parser.parse_args(argv)
@@ -986,16 +1036,40 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             s, key=f"baseline-{s.key}", label=f"{s.label} [baseline]", root=baseline))]
     try:
         interpreter: Optional[Interpreter] = None
+        launcher: Optional[Tuple[str, str]] = None  # (shell, its script) when hooks.json starts a launcher
         for s in items:
             command, hook_args, timeout = hook_command(s.event, s.subject, s.root)
+            python, direct = launched(command, hook_args)
             if interpreter is None:
-                interpreter = resolve_interpreter(command, base_env, args.python)
-            elif command != interpreter.command:
-                raise BenchError(f"hooks.json: {s.event} runs {command}, not {interpreter.command}")
-            s.argv, s.timeout = [interpreter.real, *hook_args], timeout
+                interpreter = resolve_interpreter(python, base_env, args.python)
+                if interpreter.wrapped or args.python:  # the launcher's `exec python3` finds the measured one first
+                    shims = work / "bin"
+                    shims.mkdir()
+                    (shims / os.path.basename(python)).symlink_to(interpreter.real)
+                    base_env["PATH"] = f"{shims}{os.pathsep}{base_env.get('PATH', os.defpath)}"
+            elif python != interpreter.command:
+                raise BenchError(f"hooks.json: {s.event} runs {python}, not {interpreter.command}")
+            if python != command:
+                launcher = (command, hook_args[1])
+            s.argv = [interpreter.real, *direct] if args.direct or python == command else [command, *hook_args]
+            s.timeout = timeout
         assert interpreter is not None
-        meta["interpreter"] = {"command": interpreter.command, "on_path": interpreter.on_path,
-                               "real": interpreter.real}
+        minimal = ["-S", "-c", MINIMAL_HOOK, str(REPO), "PreToolUse"]
+        BARE[:] = [("bare-site", "python3 -c pass", [interpreter.real, "-c", "pass"]),
+                   ("bare-nosite", "python3 -S -c pass", [interpreter.real, "-S", "-c", "pass"])]
+        if launcher is None or args.direct:
+            BARE.append((MINIMAL, "minimal Python hook", [interpreter.real, *minimal]))
+        else:
+            BARE.append((MINIMAL, "minimal Python hook, through the launcher",
+                         [launcher[0], "-c", launcher[1], *minimal[2:]]))
+            BARE.append((MINIMAL_DIRECT, "minimal Python hook, python3 started directly", [interpreter.real, *minimal]))
+        started = (f"python3 directly (--direct; hooks.json starts {launcher[0]} -c '{launcher[1]}' first)"
+                   if launcher and args.direct else
+                   f"as hooks.json says: {launcher[0]} -c '{launcher[1]}' <bootstrap> <root> <event>"
+                   if launcher else "as hooks.json says: the interpreter itself")
+        meta["interpreter"] = {"command": interpreter.command,
+                               "on_path": interpreter.on_path, "real": interpreter.real, "started": started,
+                               "direct": bool(args.direct or launcher is None)}
         wrapper: Optional[Figure] = None
         if interpreter.wrapped:
             progress(f"{runs} x {interpreter.on_path} -S -c pass (the wrapper on PATH)")

@@ -8,6 +8,9 @@ it measures, interleaved so that a busy machine disturbs every row alike:
   pwd -P >| <file>'``), for ``true`` and for ``git status --short``: the command itself, and the
   command rewritten by baton to run in bubblewrap (the rewrite made once, as the hook would), with a
   private /tmp and with the host's (the launcher that mounts the job's /tmp as an overlay first);
+  and for ``true`` with the host's /tmp, where the kernel has Landlock scopes, with the abstract-socket
+  scope of a host-network step: put on by that launcher (as the gate starts it), or by a Python of
+  its own between the launcher and bwrap (as before);
 * the PreToolUse hook on that Bash call, started exactly as ``hooks/hooks.json`` starts it, with the
   sandbox (it reads the person's rules, builds bwrap's arguments, writes the run's files) and in the
   fallback (no sandbox: the static gate alone), beside ``python3 -S -c pass``;
@@ -15,7 +18,8 @@ it measures, interleaved so that a busy machine disturbs every row alike:
   after-check) and after an unsandboxed one;
 * in this process, building bwrap's arguments and the rewrite (what the hook adds on its hot path).
 
-Medians with min and max; each measured process has Python's bytecode cache on (in a private
+Medians with min and max, and the median CPU time (user + system of the process and the children it
+waited for); each measured process has Python's bytecode cache on (in a private
 folder). Standard library only; Linux with bubblewrap.
 
     python3 bench/bench_sandbox.py [--runs N] [--json]
@@ -26,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -39,7 +44,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.dont_write_bytecode = True
 sys.path.insert(0, str(REPO))
 
-from store.sandbox import bwrap_args, probe, rewrite  # noqa: E402
+from store.sandbox import bwrap_args, landlock_scope, probe, rewrite  # noqa: E402
 from store.state import journal  # noqa: E402
 from store.state.location import Layout  # noqa: E402
 
@@ -69,10 +74,16 @@ def project(work: Path) -> Dict[str, Any]:
     return {"root": root, "home": home, "layout": layout, "snapshot": snapshot, "env": env}
 
 
+CPU: List[float] = [0.0]  # the user + system seconds of the last timed process and the children it waited for
+
+
 def timed(argv: Sequence[str], cwd: Path, env: Dict[str, str], stdin: bytes = b"") -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, cwd=cwd, env=env, input=stdin, capture_output=True)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[0] = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if proc.returncode != 0:
         raise SystemExit(f"bench: {argv[:3]} exited {proc.returncode}: {proc.stderr.decode()[-300:]}")
     return seconds
@@ -85,16 +96,25 @@ def bash_tool(p: Dict[str, Any], command: str) -> List[str]:
     return ["/bin/bash", "-c", line]
 
 
-def sandboxed(p: Dict[str, Any], command: str, name: str, host_tmp: bool) -> str:
+def sandboxed(p: Dict[str, Any], command: str, name: str, host_tmp: bool, scope: str = "") -> str:
     """The hook's rewrite of ``command``: with ``host_tmp``, behind the launcher that mounts the job's /tmp
-    as an overlay of the host's (store/sandbox/scratch.py), else with a private /tmp."""
+    as an overlay of the host's (store/sandbox/scratch.py), else with a private /tmp. ``scope``: with the
+    abstract-socket scope of a host-network step, as the gate starts it (``"launcher"``: in the process
+    that mounts the job's /tmp), or as a program of its own after that one (``"program"``: as before)."""
     policy = bwrap_args.Policy(str(p["root"]), str(p["layout"].root), str(p["home"] / ".config/baton"),
                                str(p["home"]), ("src/**",), ("secrets/**",), host_tmp=host_tmp)
-    args_file = str(p["layout"].root / f"bench-{name}-{host_tmp}.args")
+    args_file = str(p["layout"].root / f"bench-{name}-{host_tmp}{'-' + scope if scope else ''}.args")
     built = bwrap_args.build(policy, run=f"bench-{name}")
     rewrite.write_args(args_file, built.args)
+    bwrap = probe.bubblewrap(p["env"]).bwrap
+    if scope == "launcher":
+        launch = built.launch([*landlock_scope.launch(), bwrap])
+    elif scope == "program":
+        launch = [*built.launch([]), *landlock_scope.launch(), bwrap]
+    else:
+        launch = built.launch([bwrap])
     script = rewrite.script_of(args_file)
-    rewrite.write_script(script, built.launch([probe.bubblewrap(p["env"]).bwrap]), args_file, args_file + ".started")
+    rewrite.write_script(script, launch, args_file, args_file + ".started")
     return rewrite.sandboxed(command, script)
 
 
@@ -140,6 +160,11 @@ def measure(p: Dict[str, Any], runs: int) -> Dict[str, List[float]]:
         rows[f"Bash `{command}`"] = lambda argv=plain: timed(argv, p["root"], p["env"])
         rows[f"Bash `{command}`, sandboxed, private /tmp"] = lambda argv=boxed: timed(argv, p["root"], p["env"])
         rows[f"Bash `{command}`, sandboxed, the host's /tmp"] = lambda argv=overlay: timed(argv, p["root"], p["env"])
+        if command == "true" and landlock_scope.wanted("host"):
+            for scope, how in (("program", "a program of its own"), ("launcher", "in the /tmp launcher")):
+                argv = bash_tool(p, sandboxed(p, command, name, True, scope))
+                rows[f"Bash `{command}`, sandboxed, the host's /tmp, the socket scope {how}"] = \
+                    lambda argv=argv: timed(argv, p["root"], p["env"])
     rows["python3 -S -c pass"] = lambda: timed([sys.executable, "-S", "-c", "pass"], p["root"], p["env"])
 
     def pre(ok: bool) -> float:
@@ -161,26 +186,38 @@ def measure(p: Dict[str, Any], runs: int) -> Dict[str, List[float]]:
     for _ in range(runs):
         for name, fn in rows.items():
             found[name].append(fn())
+            CPUS.setdefault(name, []).append(CPU[0])
     found["argv build and rewrite, in the hook's process"] = in_process(p, runs * 10)
     return found
+
+
+CPUS: Dict[str, List[float]] = {}  # each row's CPU seconds, beside its wall times
 
 
 def report(found: Dict[str, List[float]]) -> str:
     def med(name: str) -> float:
         return statistics.median(found[name]) * 1000
 
-    lines = ["| measured | median ms | min | max | added over |", "|---|---|---|---|---|"]
+    lines = ["| measured | median ms | min | max | CPU ms | added over |", "|---|---|---|---|---|---|"]
     against = {"Bash `true`, sandboxed, private /tmp": "Bash `true`",
                "Bash `true`, sandboxed, the host's /tmp": "Bash `true`, sandboxed, private /tmp",
                "Bash `git status --short`, sandboxed, private /tmp": "Bash `git status --short`",
                "Bash `git status --short`, sandboxed, the host's /tmp":
                    "Bash `git status --short`, sandboxed, private /tmp",
+               "Bash `true`, sandboxed, the host's /tmp, the socket scope a program of its own":
+                   "Bash `true`, sandboxed, the host's /tmp",
+               "Bash `true`, sandboxed, the host's /tmp, the socket scope in the /tmp launcher":
+                   "Bash `true`, sandboxed, the host's /tmp",
                "PreToolUse Bash hook, sandboxed": "PreToolUse Bash hook, fallback",
                "PostToolUse Bash hook, after a sandboxed call": "PostToolUse Bash hook, after an unsandboxed call"}
     for name, values in found.items():
         base = against.get(name)
+        cpu = statistics.median(CPUS[name]) * 1000 if name in CPUS else None
         added = f"+{med(name) - med(base):.1f} ms over {base}" if base else ""
-        lines.append(f"| {name} | {med(name):.2f} | {min(values) * 1000:.2f} | {max(values) * 1000:.2f} | {added} |")
+        if base and cpu is not None:
+            added += f" (CPU {cpu - statistics.median(CPUS[base]) * 1000:+.1f} ms)"
+        lines.append(f"| {name} | {med(name):.2f} | {min(values) * 1000:.2f} | {max(values) * 1000:.2f} | "
+                     f"{'' if cpu is None else f'{cpu:.1f}'} | {added} |")
     return "\n".join(lines)
 
 

@@ -151,7 +151,7 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     env = {}
     ran = "runs outside baton's sandbox, by baton's own path"
     if mode.kernel and inner is not None:  # baton once records outside; the command it runs, inside
-        policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
+        policy, rid, files, built = _prepare(call, job, read_only, payload, mode, asked=not allow)
         launch = built.launch(_starter(policy, rid, mode.bwrap))
         prefix = [*launch, *built.args, "--chdir", call.cwd, "--", "/bin/bash", "-c", rewrite.ONCE_INNER, "bash"]
         rewrite.write_args(files["args"], prefix)
@@ -161,9 +161,11 @@ def _baton_call(call: Call, args: list, job: Job, verdict: permissions.Verdict, 
     return _answer("allow" if allow else "ask", reason, baton_calls.launcher(args, env), call.input)
 
 
-def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], mode: Mode) -> Tuple[
+def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], mode: Mode,
+             asked: bool = False) -> Tuple[
         bwrap_args.Policy, str, Dict[str, str], bwrap_args.Built]:
-    """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded."""
+    """The sandbox for this call: its policy, run id, run files and bwrap's arguments, its run recorded
+    (``asked``: Claude Code asks the person first, so it is not running until they allow it)."""
     policy = policy_for(call, job, Rules(job.next), read_only, mode.overlay)
     state_dir = job.layout.state_dir
     rid = runs.run_id(payload.get("tool_use_id"))
@@ -172,7 +174,7 @@ def _prepare(call: Call, job: Job, read_only: bool, payload: Mapping[str, Any], 
     record = {"command": str(call.input.get("command")), "tmp_writes": _tmp_writes(call),
               "step": job.next.id if job.next else "",
               "background": call.tool == "Monitor" or bool(call.input.get("run_in_background")),
-              **built.after_check(policy)}
+              **({"asked": True} if asked else {}), **built.after_check(policy)}
     runs.start(state_dir, rid, record)
     return policy, rid, files, built
 
@@ -233,12 +235,12 @@ def bash(call: Call, job: Job, read_only: Optional[Tuple[str, str]], payload: Ma
 def _sandboxed(call: Call, job: Job, read_only: bool, verdict: permissions.Verdict, mode: Mode,
                payload: Mapping[str, Any]) -> Dict[str, Any]:
     command = str(call.input.get("command"))
-    policy, rid, files, built = _prepare(call, job, read_only, payload, mode)
     decision = verdict.decision
     if decision == "ask" and not verdict.by_rule and job.plan.sandbox.auto_allow:
         decision, why = "allow", "the plan allows every sandboxed command (sandbox.auto_allow)"
     else:
         why = verdict.why
+    policy, rid, files, built = _prepare(call, job, read_only, payload, mode, asked=decision == "ask")
     launch = built.launch(_starter(policy, rid, mode.bwrap))  # the job's /tmp first, then the scope or proxy, bwrap
     args = built.args
     if baton_calls.named(command):  # its `baton` calls reach the job through a broker outside the sandbox

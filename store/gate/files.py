@@ -6,8 +6,9 @@ step allows, inside the step's ``writes``.
 Paths are resolved through symlinks before any comparison (see ``store.base.paths``). A file with
 another hard link is refused when that name is baton's own file or the key, and any such file
 while a job is active (the other name may lie outside the step's writes), and so is every write
-while a sandboxed Bash command still runs in the background: these tools run outside the sandbox,
-and such a command could swap a folder on the path for a symlink between this check and the write.
+while a sandboxed Bash command still runs in the background, or was allowed and has not started yet
+(``store.sandbox.runs``): these tools run outside the sandbox, and such a command could swap a folder
+on the path for a symlink between this check and the write.
 """
 
 from __future__ import annotations
@@ -77,6 +78,13 @@ def _racing(call: Call, raw: str, plan: Optional[Plan]) -> Optional[str]:
     if not live:
         return None
     shown = " ".join(str(live[0].get("command", "")).split())[:80]
+    if all(run.get("pending") for run in live):
+        return refuse("background", f"baton denied {call.tool} on {raw}: the sandboxed command `{shown}` was allowed "
+                                    "and its shell has not started yet (Claude Code starts it, in the background or "
+                                    "after its approval), and this tool writes outside the sandbox, where that command "
+                                    "could swap a folder on the path for a symlink. Edit the file with a Bash command "
+                                    f"(it runs sandboxed), or try again once it has started or within "
+                                    f"{runs.PENDING_SECONDS:g} s if it was refused.")
     return refuse("background", f"baton denied {call.tool} on {raw}: the sandboxed command `{shown}` is still running "
                                 "(in the background), and this tool writes outside the sandbox, where that command "
                                 "could swap a folder on the path for a symlink. Edit the file with a Bash command "

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 from store.sandbox.mounts import Globs
 from store.sandbox.writable import never_globs
@@ -202,7 +203,7 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
             original = str(run.get("command", ""))
             note = scratch_note(run)
             lines += [note] if note else []
-        elif not run.get("checked"):
+        elif not run.get("checked") and not run.get("posted"):
             if run.get("stale"):
                 _finish(state_dir, run)
             continue  # another call not back yet (or refused by the person): not ours to check
@@ -211,6 +212,9 @@ def after_call(state_dir: str, payload: Mapping[str, Any]) -> Tuple[Optional[str
             lines.append(text if rid == mine else f"(background command `{str(run.get('command'))[:60]}`) {text}")
         if runs.lock_held(runs.paths(state_dir, rid)["lock"]):
             runs.save(state_dir, rid, {**run, "checked": True, "running": True})
+        elif run.get("background") and (run.get("running") or (rid == mine and not run.get("started"))):
+            # its shell may start after this hook: keep its files, and count it as running from now
+            runs.save(state_dir, rid, {**run, "posted": run.get("posted") or time.time()})
         else:
             _finish(state_dir, run)
     tidy(state_dir)

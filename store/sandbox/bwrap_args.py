@@ -93,8 +93,16 @@ class Built:
         self.layers = layers or []
 
     def launch(self, program: Sequence[str]) -> List[str]:
-        """The argv that starts ``program`` (bwrap, or the proxy that starts it) for this sandbox."""
-        return (scratch.launcher(self.layers) if self.layers else []) + list(program)
+        """The argv that starts ``program`` (bwrap, or the proxy or the abstract-socket scope that starts it)
+        for this sandbox. The scope runs in the process that mounts the job's /tmp, when there is one."""
+        if not self.layers:
+            return list(program)
+        from store.sandbox import landlock_scope
+
+        scope = landlock_scope.launch()
+        if list(program[:len(scope)]) == scope:
+            return scratch.launcher(self.layers, scope=True) + list(program[len(scope):])
+        return scratch.launcher(self.layers) + list(program)
 
     @property
     def work(self) -> str:

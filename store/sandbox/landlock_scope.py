@@ -8,7 +8,8 @@ own domain, whatever its network. TCP, UDP and pathname sockets are untouched, s
 host`` keeps working (package managers, git over HTTPS or SSH, a local database) and a test
 suite's own sockets, abstract or not, work inside the command.
 
-Run as a program before bwrap (``python3 -I -S scope.py PROGRAM ARGS...``): it sets
+Run as a program before bwrap (``python3 -I -S scope.py PROGRAM ARGS...``), or, where the job's
+/tmp is mounted first, in that launcher's own process (``store/sandbox/scratch.py --scope``): it sets
 ``no_new_privs`` (Landlock needs it; bwrap sets it anyway), restricts itself, and executes
 ``PROGRAM``; the scope is inherited by everything bwrap starts. On a kernel without scopes the
 gate does not start it (:func:`wanted`); should the kernel refuse all the same, it says so on
@@ -32,6 +33,7 @@ LANDLOCK_CREATE_RULESET_VERSION = 1
 SCOPE_ABSTRACT_UNIX_SOCKET = 1
 PR_SET_NO_NEW_PRIVS = 38
 FIRST_KERNEL = (6, 12)
+REFUSED = "baton: abstract unix sockets outside the sandbox stay reachable here"
 
 
 def kernel(release: str) -> Tuple[int, int]:
@@ -86,7 +88,7 @@ def main(argv: List[str]) -> int:
         return 2
     why = restrict()
     if why:
-        sys.stderr.write(f"baton: abstract unix sockets outside the sandbox stay reachable here ({why})\n")
+        sys.stderr.write(f"{REFUSED} ({why})\n")
     os.execv(argv[0], argv)
 
 

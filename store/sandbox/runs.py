@@ -7,9 +7,13 @@ the broker's socket is ``.sock``), and an empty lock file that bwrap
 holds for as long as anything in that sandbox runs (``--lock-file``). PostToolUse only sees the
 rewritten command, so it finds the original here by the call's ``tool_use_id``. A held lock is a
 command still running (in the background, or moved there by its timeout): Write, Edit and
-NotebookEdit wait for it to end. The rewritten command touches ``.started`` just before bwrap
-starts, which covers the moment before bwrap takes the lock. Nothing inside a sandbox can write
-here (``.baton`` is read-only).
+NotebookEdit wait for it to end. A run counts as running from the moment PreToolUse allows it
+(its ``.json``; one Claude Code asks the person about, ``asked``, once its PostToolUse came):
+until its shell starts (a background command's shell starts after its PostToolUse may have run),
+for up to ``PENDING_SECONDS`` after PreToolUse or after its PostToolUse; then, once the rewritten
+command touched ``.started`` just before bwrap starts, for ``STARTING_SECONDS`` (the moment
+before bwrap takes the lock); then while the lock is
+held. Nothing inside a sandbox can write here (``.baton`` is read-only).
 """
 
 from __future__ import annotations
@@ -27,6 +31,10 @@ if TYPE_CHECKING:
 FOLDER = "run"
 MADE = "made"  # folders the sandbox made in the project as mount points (removed when no run needs them)
 STARTING_SECONDS = 3.0  # a run started (its shell touched ``.started``) whose lock is not held yet is starting
+# a run allowed whose shell has not started yet (a background command's shell may start after its PostToolUse).
+# A call allowed here and refused after (a later hook, a deny rule) leaves its record too, and no hook says so:
+# the wait is bounded, and past it writes go on
+PENDING_SECONDS = 60.0
 STALE_SECONDS = 24 * 3600
 
 
@@ -119,7 +127,8 @@ def lock_held(path: str) -> bool:
 
 
 def records(state_dir: str) -> List[Dict[str, Any]]:
-    """Every run on record, oldest first, with ``running`` set from its lock (or its age)."""
+    """Every run on record, oldest first, with ``running`` set from its lock, its ``.started`` mark or its
+    age, and ``pending`` when it counts as running only because its shell has not started yet."""
     try:
         names = [n for n in os.listdir(folder(state_dir)) if n.endswith(".json")]
     except OSError:
@@ -131,7 +140,17 @@ def records(state_dir: str) -> List[Dict[str, Any]]:
             continue
         files = paths(state_dir, name[:-5])
         held = lock_held(files["lock"])
-        data["running"] = held or (not data.get("checked") and now - _mtime(files["started"]) < STARTING_SECONDS)
+        started = _mtime(files["started"])
+        if held or data.get("checked"):  # a run seen with its lock held has ended once the lock is free
+            data["running"] = held
+        elif started:
+            data["running"] = now - started < STARTING_SECONDS
+        else:  # allowed, its shell not started yet: from PreToolUse's allow (an ask: from the person's, which no
+            # hook sees; a refused call must not hold writes) or its PostToolUse, for a background one
+            since = max(0.0 if data.get("asked") else float(data.get("at", 0) or 0), float(data.get("posted", 0) or 0))
+            data["running"] = now - since < PENDING_SECONDS
+        data["pending"] = not held and not started and data["running"]
+        data["started"] = bool(started)
         data["stale"] = not held and now - float(data.get("at", 0)) > STALE_SECONDS
         found.append(data)
     return sorted(found, key=lambda d: float(d.get("at", 0)))

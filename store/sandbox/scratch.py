@@ -6,7 +6,7 @@ folder (``~/.cache/baton/jobs/<job>/tmp``, the overlay's upper layer), where the
 finds it; the host's /tmp never changes. bubblewrap before 0.10 cannot mount an overlay, so this
 module is also a small program that runs before bwrap::
 
-    python3 -I -S scratch.py LOWER UPPER WORK VIEW [LOWER UPPER WORK VIEW ...] -- PROGRAM ARGS...
+    python3 -I -S scratch.py [--scope] LOWER UPPER WORK VIEW [LOWER UPPER WORK VIEW ...] -- PROGRAM ARGS...
 
 It enters a mount namespace of its own (in a user namespace of its own, the caller's uid and gid
 mapped to themselves as bwrap maps them, unless it is root), mounts for each LOWER an overlay at
@@ -16,6 +16,9 @@ cannot be made in this call (a mount below /tmp, locked in a user namespace), th
 alone is bound there and stderr says so. If no mount can be made, nothing runs: it says why on
 stderr and exits 1, and PostToolUse drops the cached probe so the next call probes again (and falls
 back to a private /tmp if the overlay cannot work here; :func:`store.sandbox.probe.overlay` checks).
+With ``--scope`` it then puts itself under the abstract-socket scope
+(:mod:`store.sandbox.landlock_scope`) before executing PROGRAM, in its own process: one Python start
+fewer than running that module as a program of its own between this one and bwrap.
 """
 
 from __future__ import annotations
@@ -62,9 +65,10 @@ def prepare(found: Sequence[Layer]) -> None:
             os.makedirs(path, mode=0o700, exist_ok=True)
 
 
-def launcher(found: Sequence[Layer], python: str = "") -> List[str]:
-    """The argv that starts this program before bwrap (``--`` last: bwrap's own argv follows)."""
-    args = [python or sys.executable or "/usr/bin/python3", "-I", "-S", HERE]
+def launcher(found: Sequence[Layer], python: str = "", scope: bool = False) -> List[str]:
+    """The argv that starts this program before bwrap (``--`` last: bwrap's own argv follows); with
+    ``scope``, it puts itself under the abstract-socket scope too."""
+    args = [python or sys.executable or "/usr/bin/python3", "-I", "-S", HERE, *(["--scope"] if scope else [])]
     for layer in found:
         args += list(layer)
     return args + ["--"]
@@ -165,7 +169,7 @@ def enter(found: Sequence[Layer]) -> List[str]:
 
 
 def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
-    """(layers, the program's argv) from this program's arguments."""
+    """(layers, the program's argv) from this program's arguments (without ``--scope``)."""
     if "--" not in argv:
         raise ValueError("expected LOWER UPPER WORK VIEW ... -- PROGRAM ARGS")
     at = list(argv).index("--")
@@ -175,15 +179,30 @@ def parse(argv: Sequence[str]) -> Tuple[List[Layer], List[str]]:
     return [(head[i], head[i + 1], head[i + 2], head[i + 3]) for i in range(0, len(head), 4)], program
 
 
+def scope() -> None:
+    """Put this process under the abstract-socket scope (as :mod:`store.sandbox.landlock_scope` does run
+    as a program: should the kernel refuse, stderr says so and the command still runs)."""
+    if __name__ == "__main__":  # run as a program (-I -S): baton's folder is not on the path yet
+        sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(HERE))))
+    from store.sandbox import landlock_scope
+
+    why = landlock_scope.restrict()
+    if why:
+        sys.stderr.write(f"{landlock_scope.REFUSED} ({why})\n")
+
+
 def main(argv: Sequence[str]) -> int:
+    scoped = bool(argv) and argv[0] == "--scope"
     try:
-        found, program = parse(argv)
+        found, program = parse(argv[1:] if scoped else argv)
         for note in enter(found):
             sys.stderr.write(note + "\n")
     except (OSError, ValueError) as exc:  # PostToolUse drops the cached probe when it sees this line
         sys.stderr.write(f"{FAILED} ({exc}); nothing ran. The next call checks again whether it can, and falls "
                          "back to a private /tmp if not.\n")
         return 1
+    if scoped:
+        scope()
     os.execv(program[0], program)
 
 

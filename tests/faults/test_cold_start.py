@@ -176,10 +176,11 @@ def test_the_gate_allows_only_reading_while_next_is_not_known(
     monkeypatch.setattr(journal, "QUICK_SECONDS", 0.0)
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(sandbox.project))
 
-    def gate(tool: str, tool_input: Any) -> Any:
-        payload = {"session_id": "g", "cwd": str(sandbox.project), "hook_event_name": "PreToolUse",
-                   "tool_name": tool, "tool_input": tool_input}
-        return adapter.run("PreToolUse", json.dumps(payload).encode())
+    def gate(tool: str, tool_input: Any, event: str = "PreToolUse") -> Any:
+        payload = {"session_id": "g", "cwd": str(sandbox.project), "hook_event_name": event, "tool_name": tool,
+                   "tool_input": tool_input, "tool_use_id": f"toolu_{tool}",
+                   **({"tool_response": {"stdout": "", "stderr": ""}} if event == "PostToolUse" else {})}
+        return adapter.run(event, json.dumps(payload).encode())
 
     denied = gate("Write", {"file_path": str(sandbox.project / "notes.md"), "content": "x"})
     reason = denied["hookSpecificOutput"]["permissionDecisionReason"]
@@ -189,4 +190,6 @@ def test_the_gate_allows_only_reading_while_next_is_not_known(
     wait_for_rebuild(layout.root)
     monkeypatch.undo()
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(sandbox.project))
+    ran = (reading or {}).get("hookSpecificOutput", {}).get("updatedInput", {}).get("command", "ls -la")
+    gate("Bash", {"command": ran}, "PostToolUse")  # the Bash call is over before the next call, as in Claude Code
     assert gate("Write", {"file_path": str(sandbox.project / "notes.md"), "content": "x"}) is None

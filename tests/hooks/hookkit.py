@@ -170,6 +170,8 @@ def sandbox_original(line: str) -> Optional[str]:
             return None
         rest = rest[6:]
     after = _after_scratch(rest)  # the job's /tmp is mounted first, then the proxy or bwrap starts
+    if after is None:
+        return None
     if len(after) > 4 and after[1:3] == ["-I", "-S"] and after[3].endswith("/store/sandbox/landlock_scope.py"):
         if not os.path.isabs(after[0]):  # the abstract-socket scope (host network), before bwrap
             return None
@@ -183,14 +185,14 @@ def sandbox_original(line: str) -> Optional[str]:
 
 
 def _after_scratch(launch: List[str]) -> Optional[List[str]]:
-    """What follows the overlay launcher of the job's /tmp (``store/sandbox/scratch.py LOWER UPPER WORK
-    VIEW ... --``), when ``launch`` starts with it; ``None`` when it starts with it wrongly."""
+    """What follows the overlay launcher of the job's /tmp (``store/sandbox/scratch.py [--scope] LOWER UPPER
+    WORK VIEW ... --``), when ``launch`` starts with it; ``None`` when it starts with it wrongly."""
     if len(launch) < 4 or launch[1:3] != ["-I", "-S"] or not launch[3].endswith("/store/sandbox/scratch.py"):
         return launch
     if "--" not in launch:
         return None
     at = launch.index("--")
-    layers = launch[4:at]
+    layers = launch[5:at] if launch[4:5] == ["--scope"] else launch[4:at]  # --scope: it puts on the socket scope too
     if not layers or len(layers) % 4 or any(layers[i] not in ("/tmp", "/var/tmp") for i in range(0, len(layers), 4)):
         return None
     return launch[at + 1:] if all(os.path.isabs(w) for w in layers) else None

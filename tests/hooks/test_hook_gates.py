@@ -288,6 +288,9 @@ def test_changed_files_limit_per_step(hook: Hook, job: JobDir, payload: Payloads
     assert "step build has already changed 2 files, the job's changed_files limit" in result.reason
     assert 'baton record build done "<note>"' in result.reason
     assert not hook("PreToolUse", write(payload, job.path("src/a.py"))).denied, "re-editing a counted file adds nothing"
-    assert not hook("PreToolUse", bash(payload, "git diff")).denied
+    diff = hook("PreToolUse", bash(payload, "git diff"))
+    assert not diff.denied
+    hook("PostToolUse", payload("post_tool_use_bash", tool_input={"command": diff.command or "git diff",
+                                                                  "description": "run"}))  # it ran: no longer running
     job.record("build", "done", "two files")
     assert not hook("PreToolUse", write(payload, job.path("docs/c.md"))).denied, "a new step starts a new count"

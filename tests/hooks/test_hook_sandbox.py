@@ -179,6 +179,48 @@ def test_write_waits_for_a_sandboxed_command_running_in_the_background(backgroun
     assert not hook("PreToolUse", bash(payload, "ls")).denied, "Bash still runs (sandboxed)"
 
 
+def test_write_waits_for_a_background_command_allowed_and_not_started_yet(hook: Hook, job: JobDir,
+                                                                          payload: Payloads) -> None:
+    """The race of a background command: PreToolUse allowed it, Claude Code started its shell and ran
+    PostToolUse, and the shell has not reached baton's script yet (here it never does). A Write judged
+    then is refused, the run's files stay for the shell that will source them, and the wait is bounded."""
+    job.plan(PLAN)
+    (job.project / "src").mkdir()
+    result = hook("PreToolUse", bash(payload, "ls src", run_in_background=True))
+    if not hook.sandboxed:
+        pytest.skip("no sandbox here: no run on record")
+    assert result.decision == "allow", result
+    denied = hook("PreToolUse", write(payload, job.path("src/a.py")))
+    assert denied.denied and "`ls src` was allowed and its shell has not started yet" in denied.reason, denied
+    assert denied.reason.endswith("[baton:background]")
+    hook("PostToolUse", payload("post_tool_use_bash", tool_input={"command": result.command, "description": "run",
+                                                                  "run_in_background": True}, tool_use_id="toolu_5"))
+    assert {p.suffix for p in (job.state / "run").glob("toolu_5.*")} >= {".json", ".sh", ".args", ".lock"}
+    assert hook("PreToolUse", write(payload, job.path("src/a.py"))).denied, "its PostToolUse does not end it"
+    record = json.loads((job.state / "run" / "toolu_5.json").read_text())
+    past = time.time() - runs.PENDING_SECONDS - 1
+    runs.save(str(job.state), "toolu_5", {**record, "at": past, "posted": past})
+    allowed = hook("PreToolUse", write(payload, job.path("src/a.py")))
+    assert not allowed.denied, "a call refused by the person, or whose shell never came, holds writes only so long"
+
+
+def test_a_command_the_person_is_asked_about_holds_writes_only_once_it_ran(hook: Hook, job: JobDir,
+                                                                          payload: Payloads) -> None:
+    """Asked, it may be refused (no hook says so): a Write goes on. Allowed and started in the background,
+    its PostToolUse makes it count until its shell has started."""
+    job.plan(PLAN)
+    (job.project / "src").mkdir()
+    asked = hook("PreToolUse", bash(payload, "make dev", run_in_background=True))
+    if not hook.sandboxed:
+        pytest.skip("no sandbox here: no run on record")
+    assert asked.decision == "ask", asked
+    assert not hook("PreToolUse", write(payload, job.path("src/a.py"))).denied, "refused, or not allowed yet"
+    hook("PostToolUse", payload("post_tool_use_bash", tool_input={"command": asked.command, "description": "run",
+                                                                  "run_in_background": True}, tool_use_id="toolu_5"))
+    denied = hook("PreToolUse", write(payload, job.path("src/a.py")))
+    assert denied.denied and "`make dev` was allowed and its shell has not started yet" in denied.reason, denied
+
+
 def as_claude_code_would(result: hookkit.Result, tool_input: Dict[str, Any]) -> None:
     """Write or Edit the file after PreToolUse's answer, as Claude Code would: nothing on deny."""
     if result.denied:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -15,7 +16,7 @@ from typing import Dict, List
 
 import pytest
 
-from store.sandbox import probe, scratch
+from store.sandbox import bwrap_args, landlock_scope, probe, scratch
 
 BWRAP = probe.find_bwrap() or ""
 ROOT = os.getuid() == 0
@@ -35,13 +36,14 @@ def host(tmp_path: Path) -> Path:
     return seen
 
 
-def launch(tmp_path: Path, script: str, prefix: List[str] = (), python: str = "") -> subprocess.CompletedProcess:
+def launch(tmp_path: Path, script: str, prefix: List[str] = (), python: str = "",
+           scope: bool = False) -> subprocess.CompletedProcess:
     job = tmp_path / "job"
     layers = scratch.layers(str(job), "run1")
     scratch.prepare(layers)
     if prefix:  # another user runs it: the job's folders are theirs
         subprocess.run(["chown", "-R", "65534:65534", str(job)], check=True)
-    argv = [*prefix, *scratch.launcher(layers, python), BWRAP, "--unshare-user", "--die-with-parent",
+    argv = [*prefix, *scratch.launcher(layers, python, scope), BWRAP, "--unshare-user", "--die-with-parent",
             "--ro-bind", "/", "/", *scratch.binds(layers), "--", "/bin/sh", "-c", script]
     return subprocess.run(argv, capture_output=True, text=True, timeout=30)
 
@@ -125,3 +127,35 @@ def test_a_runs_work_folder_is_removed_whole(tmp_path: Path) -> None:
     assert (work / "tmp" / "work").is_dir() and (work / "tmp" / "work").stat().st_mode & 0o777 == 0
     scratch.release(str(work))
     assert not work.exists() and (tmp_path / "job" / "tmp").is_dir()
+
+
+# connects to the abstract socket named by its argument: "reached", or "refused" when the scope forbids it
+REACH = (f"{os.path.realpath(sys.executable)} -c 'import socket, sys\nc = socket.socket(socket.AF_UNIX)\ntry:\n"
+         "    c.connect(\"\\0\" + sys.argv[1])\nexcept OSError:\n    print(\"refused\")\n"
+         "else:\n    print(\"reached\")' ")
+
+
+@pytest.mark.skipif(not landlock_scope.wanted("host"), reason="no Landlock scopes before Linux 6.12")
+def test_the_abstract_socket_scope_runs_in_the_launchers_own_process(tmp_path: Path) -> None:
+    """Where the job's /tmp is mounted first, the scope is put on by that launcher (``--scope``), not by a
+    second Python between it and bwrap; the command inside still reaches no abstract socket outside."""
+    layers = scratch.layers(str(tmp_path / "job"), "run1")
+    built = bwrap_args.Built([], [], [], None, [], layers)  # type: ignore[arg-type]
+    argv = built.launch([*landlock_scope.launch(), BWRAP])
+    assert argv == [*scratch.launcher(layers, scope=True), BWRAP] and "--scope" in argv
+    assert sum(a.endswith(".py") for a in argv) == 1 and landlock_scope.__file__ not in argv
+    alone = bwrap_args.Built([], [], [], None, [], [])  # type: ignore[arg-type]
+    assert alone.launch([*landlock_scope.launch(), BWRAP]) == [*landlock_scope.launch(), BWRAP], \
+        "without the job's /tmp the scope is still a program of its own"
+    name = f"baton-scope-{os.getpid()}"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind("\0" + name)
+    server.listen(4)
+    try:
+        plain = launch(tmp_path, REACH + name)
+        assert plain.returncode == 0 and plain.stdout == "reached\n", plain.stderr
+        scoped = launch(tmp_path, REACH + name, scope=True)
+        assert scoped.returncode == 0 and scoped.stdout == "refused\n", scoped.stderr
+        assert landlock_scope.REFUSED not in scoped.stderr, scoped.stderr
+    finally:
+        server.close()

@@ -25,7 +25,7 @@ from store.state import coldclaims, location, once_keys, resume, snapshot
 REPO = Path(__file__).resolve().parents[2]
 HOOKS = json.loads((REPO / "hooks" / "hooks.json").read_text())["hooks"]
 STEPS = ["held", "b", "c", "d"]
-RECORDS = 50_000  # about 9 MB: more than two of the cold scan's chunks (coldclaims.CHUNK)
+RECORDS = 100_000  # about 18 MB: several runs cut mid-replay; more than two cold-scan chunks (coldclaims.CHUNK)
 BUDGET = "0.05"  # BATON_TEST_READ_SECONDS: a hook replays a few hundred KB, its quick read one chunk
 
 
@@ -109,12 +109,13 @@ def test_killed_hooks_lose_only_their_own_run_and_the_state_ends_exact(
         context: Optional[str] = None
         for run in range(200):
             proc = _session_start(sandbox.project, sandbox.home)
-            if kills < 4 and run % 2:  # SIGKILL at a random point of its run
+            if kills < 4 and run % 2 and not layout.snapshot.exists():  # SIGKILL at a random point of its run
                 time.sleep(rng.uniform(0.05, 0.5))
                 proc.send_signal(signal.SIGKILL)
                 proc.communicate(timeout=60)
-                kills += 1
-                assert not layout.snapshot.exists()
+                if layout.snapshot.exists():  # this run read to the end and saved the whole state before the kill came
+                    continue
+                kills += 1  # a run killed mid-replay
                 after = _saved_offset(layout)
                 assert after >= before  # what earlier runs saved is still there, never cut back
                 before = after
@@ -128,7 +129,7 @@ def test_killed_hooks_lose_only_their_own_run_and_the_state_ends_exact(
             before = after
         # w1's lease ran out long ago: this worker took the step over, as after a full replay
         assert context is not None and "\nNEXT: held\n" in context
-        assert kills >= 2 and answered > 2
+        assert kills >= 2 and answered > 2, (kills, answered)
     finally:
         held.close()
     # the finishing hook saved the whole state, then claimed a step for this worker (appended, saved)

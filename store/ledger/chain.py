@@ -40,8 +40,11 @@ MAX_PARTS = 8
 FORK = True  # False: every piece checked here, one after another (what a platform without fork does)
 
 # The last 84 bytes of a sealed line, hex digits read as 0: '"prev":"' + 32 hex + '","hash":"' + 32 hex + '"}'.
+# Read so, the hex letters of the keys ("pr_e_v", "h_a_sh") would be 0 too: they are compared as they are.
 _HEX_AS_ZERO = bytes.maketrans(b"0123456789abcdef", b"0" * 16)
-_SEALED_END = (b'"prev":"' + b"0" * 32 + b'","hash":"' + b"0" * 32 + b'"}').translate(_HEX_AS_ZERO)
+_SEALED_END = b'"prev":"' + b"0" * 32 + b'","hash":"' + b"0" * 32 + b'"}'
+_KEY_LETTERS = [(at, _SEALED_END[at:at + 1]) for at, c in enumerate(_SEALED_END) if c in b"abcdef"]
+_SEALED_END = _SEALED_END.translate(_HEX_AS_ZERO)
 _END, _PREV, _HASH = len(_SEALED_END), 8, 50  # where prev and hash start in those bytes
 _ends = itemgetter(slice(-_END, None))
 
@@ -78,6 +81,9 @@ def sealed_run(lines: List[bytes], seq: int, prev_hash: bytes) -> bool:
     ends = b"".join(map(_ends, lines))
     if ends.translate(_HEX_AS_ZERO) != _SEALED_END * len(lines) or ends[_PREV:_PREV + 32] != prev_hash:
         return False
+    for at, letter in _KEY_LETTERS:
+        if ends[at::_END] != letter * len(lines):
+            return False
     for j in range(32):  # byte j of each prev, against byte j of the hash the line before states
         if ends[_END + _PREV + j::_END] != ends[_HASH + j:-_END:_END]:
             return False

@@ -99,3 +99,29 @@ def test_all_sealed_refuses_any_changed_byte() -> None:
         changed = bytearray(lines[1])
         changed[at] = changed[at] ^ 1
         assert not all_sealed([lines[0], bytes(changed), lines[2]]), at
+
+
+def test_the_fast_check_refuses_any_other_byte_anywhere_in_a_line() -> None:
+    """Each byte of a sealed line replaced by each hex digit, a quote or a letter that is not hex:
+    the block is no longer sealed, down to the letters of the ``prev`` and ``hash`` keys (a hex
+    letter there once passed the fast check, which read every hex digit at the line's end as 0)."""
+    lines = [line[:-1] for line in _ledger(3)]
+    first = parse_line(lines[0])
+    assert chain.sealed_run(lines[1:], 1, first["hash"].encode())
+    for at in range(len(lines[1])):
+        for byte in b'0123456789abcdef"x':
+            if byte == lines[1][at]:
+                continue
+            changed = bytearray(lines[1])
+            changed[at] = byte
+            assert not chain.sealed_run([bytes(changed), lines[2]], 1, first["hash"].encode()), (at, chr(byte))
+
+
+@pytest.mark.parametrize("key, damaged", [(b'"hash":', b'"hcsh":'), (b'"prev":', b'"prcv":')])
+def test_a_damaged_key_is_named_as_the_full_check_names_it(tmp_path: Path, key: bytes, damaged: bytes) -> None:
+    lines = _ledger(3)
+    lines[1] = lines[1].replace(key, damaged)
+    path = tmp_path / "steps.jsonl"
+    path.write_bytes(b"".join(lines))
+    verdict = chain.verify(path)
+    assert verdict == reference(b"".join(lines)) and verdict.problem.startswith("line 2: "), verdict

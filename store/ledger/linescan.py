@@ -29,13 +29,14 @@ class Lines:
     def __iter__(self) -> Iterator[List[bytes]]:
         pos, want = self.start, self.block
         while pos < self.stop:
-            data = os.pread(self.fd, min(want, self.stop - pos), pos)
+            asked = min(want, self.stop - pos)
+            data = os.pread(self.fd, asked, pos)
             if not data:
                 break  # the file is shorter than it was: what was read is all there is
             lines = data.split(b"\n")
             part = lines.pop()
             if not lines:  # no newline in this block
-                if pos + len(data) >= self.stop:
+                if pos + len(data) >= self.stop or len(data) < asked:  # the range's end, or the file's
                     self.torn = part
                     return
                 want *= 2  # a line longer than a block

@@ -312,6 +312,10 @@ def approve_step(layout: Layout, env: Mapping[str, str], step_id: str, note: str
         return f"step {step.id} does not need an approval; nothing recorded."
     if job.approved(step.id):
         return f"step {step.id} is already approved ({job.snap.approvals[step.id].get('ts')})."
+    if job.reading:  # NEXT is not known yet (store.state.resume): neither is what waits
+        raise BatonError(f"baton has not finished reading this job's long ledger ({job.reading_note()}), so it "
+                         f"cannot tell yet whether step {step.id} waits for an approval; nothing was recorded: "
+                         f"send /baton:approve {step.id} again in a moment", CHECK)
     if job.next is None or job.next.id != step.id:
         now = f"NEXT is {job.next.id}" if job.next else "every step is complete"
         raise BatonError(f"step {step.id} is not waiting for an approval now ({now}); an approval counts only "

@@ -162,3 +162,19 @@ def test_where_the_progress_cannot_be_saved_the_hook_answers_and_the_brief_says_
     lines = job.brief().splitlines()
     assert lines[2].startswith("NEXT: not known yet (reading the ledger: ") and "this progress is not kept" in lines[2]
     assert "LEFT RUNNING" not in job.brief()
+
+
+def test_an_approval_while_the_hook_is_still_reading_says_so_and_records_nothing(
+        tmp_path: Path, in_hook: Any) -> None:
+    from store.base.errors import BatonError
+    from store.cli import actions
+
+    layout = make_job(tmp_path)
+    layout.plan.write_text(json.dumps({"steps": [{"id": "held", "needs": []}, {"id": "b", "needs": []},
+                                                 {"id": "c", "needs": [], "approval": True}]}))
+    before = layout.ledger.read_bytes()
+    with pytest.raises(BatonError, match=r"^baton has not finished reading this job's long ledger \(reading the "
+                                         r"ledger: .* MB\), so it cannot tell yet whether step c waits for an "
+                                         r"approval; nothing was recorded: send /baton:approve c again in a moment"):
+        actions.approve_step(layout, {"HOME": str(tmp_path / "home")}, "c", "looks right", "test")
+    assert layout.ledger.read_bytes() == before

@@ -55,7 +55,8 @@ def _start(work: Callable[[Piece], bytes], piece: Piece, others: List[Tuple[int,
             _PARENT[0] = parent
             os.close(reader)
             for _, fd in others:
-                os.close(fd)
+                if fd >= 0:  # -1: a worker that could not start
+                    os.close(fd)
             view = memoryview(work(piece))
             while view:
                 view = view[os.write(writer, view):]

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import pytest
 from hypothesis import given, settings
@@ -192,6 +192,22 @@ def test_workers_answer_from_other_processes_and_a_failed_one_answers_none() -> 
     pids = {int(answer.split()[1]) for answer in (got[1], got[3]) if answer}
     assert len(pids) == 2 and here not in pids
     assert list(ranges.answers(work, [0, 1], fork=False)) == [f"0 {here}".encode(), None]
+
+
+def test_a_worker_that_could_not_start_leaves_the_next_ones_working(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first pipe fails; the workers started after it still answer (they once closed its missing
+    read end, -1, and died)."""
+    here, pipe, failed = os.getpid(), os.pipe, []
+
+    def pipe_once_failing() -> Tuple[int, int]:
+        if not failed:
+            failed.append(1)
+            raise OSError(24, "Too many open files")
+        return pipe()
+
+    monkeypatch.setattr(os, "pipe", pipe_once_failing)
+    got = list(ranges.answers(lambda piece: f"{piece} {os.getpid()}".encode(), [0, 1, 2, 3]))
+    assert got[1] is None and all(answer is not None and int(answer.split()[1]) != here for answer in got[2:]), got
 
 
 def _gone(pid: int) -> bool:

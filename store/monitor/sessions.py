@@ -3,7 +3,8 @@
 A session ends as Claude Code said (SessionEnd's ``reason``: ``other`` at a normal end, ``clear``,
 ``logout``...) or as ``baton run`` recorded (``completed``, ``killed``, ``api_error``...). One with
 no end seen is ``open`` while nothing came after it, and ``lost`` (killed or crashed) once a later
-session or a later run of it started.
+session or a later run of it started (in the same second as its last sign of life counts: times are
+whole seconds).
 """
 
 from __future__ import annotations
@@ -29,14 +30,16 @@ def when(seconds: Optional[float]) -> Optional[str]:
 
 def ended(sid: str, entry: Mapping[str, Any], latest_start: float) -> str:
     """How the session's latest run ended: the runner's word, Claude Code's reason, open, or lost
-    (``latest_start``: when the latest other session began)."""
+    (``latest_start``: when the latest session after it began, 0 for the newest)."""
     run = entry.get("run") or {}
     if run.get("ended"):
         return str(run["ended"])
     runs = entry.get("runs") or []
     if runs and runs[-1][1] is not None:
         return str(runs[-1][2] or "other")
-    return "lost" if latest_start > (entry.get("last") or 0.0) else "open"
+    # in the same second or after: the ledger's and Claude Code's times are whole seconds (a record
+    # counts as the end of its second), and a session killed in the second the next one began is lost
+    return "lost" if latest_start and int(latest_start) >= int(entry.get("last") or 0.0) else "open"
 
 
 def view(sid: str, entry: Mapping[str, Any], latest_start: float, cost: SessionCost) -> Dict[str, Any]:
@@ -62,8 +65,8 @@ def views(fig: Mapping[str, Any], costs: Mapping[str, SessionCost]) -> List[Dict
     ordered = sorted(sessions, key=lambda s: sessions[s].get("first") or 0.0)
     starts = [sessions[s].get("first") or 0.0 for s in ordered]
     out = []
-    for index, sid in enumerate(ordered):  # the latest start among the others: the last, or the one before
-        latest = starts[-1] if index != len(ordered) - 1 else (starts[-2] if len(starts) > 1 else 0.0)
+    for index, sid in enumerate(ordered):  # the latest start after this one's: none for the newest
+        latest = starts[-1] if index != len(ordered) - 1 else 0.0
         out.append(view(sid, sessions[sid], latest, costs[sid]))
         if sid == "*":
             out[-1].update(ended=f"{sessions[sid].get('merged', 0)} earlier sessions", runs=[])

@@ -109,6 +109,22 @@ def test_a_killed_session_is_lost_its_tokens_priced_at_the_rate_of_the_others(la
     assert steps(data)["a"]["retries"] == 0, "a running record and its done are one attempt"
 
 
+def test_a_session_killed_in_the_second_the_next_one_started_is_lost(layout: Layout, tmp_path: Path) -> None:
+    """Times are whole seconds: a session whose last record shares its second with the next session's
+    start is lost all the same (it once stayed "open", running for ever), and the newest session,
+    started in the same second as another, is open, not lost."""
+    plan(layout, ["a", "b", "c"])
+    started(layout, A, "2026-11-30T10:00:00Z", tmp_path / "a.jsonl")
+    record(layout, "a", "running", "2026-11-30T10:00:06Z", A)
+    started(layout, B, "2026-11-30T10:00:06Z", tmp_path / "b.jsonl")
+    sessions = {s["id"]: s for s in status(layout)["sessions"]}
+    assert (sessions[A]["ended"], sessions[A]["end"]) == ("lost", "2026-11-30T10:00:06Z")
+    assert (sessions[B]["ended"], sessions[B]["end"]) == ("open", None)
+    started(layout, "cccccccc-0000-4000-8000-000000000003", "2026-11-30T10:00:06Z", tmp_path / "c.jsonl")
+    sessions = {s["id"]: s for s in status(layout)["sessions"]}
+    assert [sessions[s]["ended"] for s in (A, "cccccccc-0000-4000-8000-000000000003")] == ["lost", "open"]
+
+
 def test_a_resumed_session_has_two_runs_and_its_latest_cumulative_cost(layout: Layout, tmp_path: Path) -> None:
     plan(layout, ["a", "b"])
     path = tmp_path / "s.jsonl"

@@ -125,9 +125,10 @@ class Claude:
         plugin_dir: Path | None = None,
         extra_args: Sequence[str] = (),
         resume: str | None = None,
+        permissions: Sequence[str] = DEFAULT_ARGS,
     ) -> list[str]:
-        """The argv for one `-p` run with JSON output and the default permission flags."""
-        cmd = [str(self.exe), "-p", prompt, "--output-format", "json", *DEFAULT_ARGS]
+        """The argv for one `-p` run with JSON output and the permission flags (by default the tests')."""
+        cmd = [str(self.exe), "-p", prompt, "--output-format", "json", *permissions]
         if plugin_dir is not None:
             cmd += ["--plugin-dir", str(plugin_dir)]
         if resume is not None:
@@ -143,9 +144,10 @@ class Claude:
         resume: str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float = 120,
+        permissions: Sequence[str] = DEFAULT_ARGS,
     ) -> RunResult:
         """Run the CLI to completion in `cwd`; on timeout its whole process group is killed."""
-        proc = self.start(prompt, cwd, plugin_dir, extra_args, resume, env)
+        proc = self.start(prompt, cwd, plugin_dir, extra_args, resume, env, permissions)
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -165,10 +167,11 @@ class Claude:
         extra_args: Sequence[str] = (),
         resume: str | None = None,
         env: Mapping[str, str] | None = None,
+        permissions: Sequence[str] = DEFAULT_ARGS,
     ) -> subprocess.Popen[str]:
         """Start the CLI in a new session (its pid is its process group id), all streams piped."""
         return subprocess.Popen(
-            self.command(prompt, plugin_dir, extra_args, resume),
+            self.command(prompt, plugin_dir, extra_args, resume, permissions),
             cwd=cwd,
             env=self.env(env),
             stdin=subprocess.DEVNULL,

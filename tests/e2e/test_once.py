@@ -150,3 +150,24 @@ def test_a_model_cannot_record_done_without_the_declared_artifact(
     [result] = refused.values()
     assert result.is_error and "step build must produce dist/app.txt" in result.text
     assert [r["status"] for r in ledger(project) if r["status"] != "stop"] == []
+
+
+def test_under_the_default_rules_baton_once_runs_where_its_command_would(
+    claude: Claude, fake_api: FakeAPI, project: Path, plugin_copy: Path
+) -> None:
+    """No rule allows ``baton once`` itself: Claude Code in its default mode, the person's only rule
+    ``Bash(./notify.sh:*)``. A read-only command and the allowed notify.sh run through ``baton once``
+    without a refusal; one no rule covers asks, which ``-p`` (no person to ask) answers as a refusal."""
+    job(project)
+    fake_api.script = Run([bash("baton once list-files -- ls"), bash(ONCE), bash("baton once mark -- touch made.txt")],
+                          [text("done")])
+    run = claude.run("deliver", cwd=project, plugin_dir=plugin_copy,
+                     permissions=("--permission-mode", "default", "--allowedTools", "Bash(./notify.sh:*)"))
+    assert run.returncode == 0, run.stderr
+    listed, told, marked = tool_results(fake_api.requests_main()[1])
+    assert not listed.is_error and "notify.sh" in listed.text, listed.text
+    assert not told.is_error and "sent message id=4711" in told.text, told.text
+    assert marked.is_error and "`baton once mark -- touch made.txt`" in marked.text, marked.text
+    assert sent(project) == ["team"] and not (project / "made.txt").exists()
+    assert [(r["status"], r["key"]) for r in ledger(project) if "key" in r] == [
+        ("intent", "list-files"), ("result", "list-files"), ("intent", "notify-team"), ("result", "notify-team")]

@@ -117,3 +117,14 @@ def test_the_report_shows_what_a_person_opens_it_for(claude: Claude, fake_api: F
     assert any(row.endswith("\tsession\tlost") for row in log)
     times = [row.split("\t")[0] for row in log]
     assert times == sorted(times)
+
+    # the page as the screenshot shows it to a person: nothing runs off the page's width, and every
+    # text of the timeline (lane labels, step names on bars, the axis) lies inside the chart
+    assert browser.eval("document.documentElement.scrollWidth <= window.innerWidth"), "the page scrolls sideways"
+    outside: list[str] = browser.eval(
+        "(() => { const t = document.querySelector('#timeline'); const svg = t.tagName === 'svg' ? t : "
+        "t.querySelector('svg'); const box = svg.getBoundingClientRect(); return [...svg.querySelectorAll('text')]"
+        ".filter(x => { const r = x.getBoundingClientRect(); return r.width > 0 && (r.left < box.left - 0.5 || "
+        "r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5); })"
+        ".map(x => x.textContent); })()")
+    assert outside == [], f"text outside the timeline: {outside}"

@@ -340,10 +340,11 @@ def _age_cache(state: Path, seconds: float = 0) -> float:
     return float(data["fetched"])
 
 
-def test_init_refuses_effects_and_notes_checkpoints_with_the_job_in_a_database(
+def test_init_refuses_effects_and_keeps_checkpoints_with_the_job_in_a_database(
         baton: Baton, sandbox: Sandbox, pg_url: str, tmp_path: Path) -> None:
     """Issue 25.12: `baton once` needs the file store, so a plan whose effects run only through it is
-    refused before it is written; a plan with checkpoint fields is kept, with a note."""
+    refused before it is written; a plan with checkpoint fields is kept, and nothing is said of them
+    (they are checked, tests/backend/test_pg_checkpoints.py)."""
     env = {"BATON_DATABASE_URL": pg_url}
     plan = tmp_path / "plan.json"
     plan.write_text(json.dumps({"job": "fx", "effects": ["curl *"], "steps": [{"id": "deploy"}]}))
@@ -353,4 +354,4 @@ def test_init_refuses_effects_and_notes_checkpoints_with_the_job_in_a_database(
     assert baton("init", "--plan", str(plan)).code == 0  # in files it is fine
     plan.write_text(json.dumps({"job": "cp", "steps": [{"id": "build", "inputs": ["src/*"]}]}))
     kept = baton("init", "--force", "--plan", str(plan), extra_env=env)
-    assert kept.code == 0 and "checkpoints are recorded but not checked" in kept.out, kept
+    assert kept.code == 0 and kept.out.startswith("created ") and "checkpoint" not in kept.out + kept.err, kept

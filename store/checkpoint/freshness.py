@@ -119,7 +119,7 @@ def check(layout: Layout, plan: Plan, snap: Snapshot, deadline: Optional[float])
     try:
         for step in plan.steps:
             _late(deadline)
-            record = records.get(step.id)  # with a database, the first asks for every step's at once
+            record = records.get(step.id)  # with a database, the first call reads every step's record at once
             if record is None:
                 continue
             findings += _artifacts(layout, step, record, hasher, deadline)

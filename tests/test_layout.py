@@ -27,7 +27,7 @@ ALLOWED: Dict[str, Set[str]] = {
     "store.plan": {"store.base", "store.ledger"},
     "store.sandbox": {"store.base", "store.plan"},
     "store.state": {"store.base", "store.backend", "store.ledger", "store.plan"},
-    "store.checkpoint": {"store.base", "store.ledger", "store.plan", "store.state"},
+    "store.checkpoint": {"store.base", "store.plan", "store.state"},
     "store.monitor": {"store.base", "store.ledger", "store.plan", "store.sandbox", "store.state"},
     "store.once": {"store.base", "store.plan", "store.state", "store.monitor"},
     "store.gate": {"store.base", "store.shell", "store.plan", "store.sandbox", "store.state", "store.monitor"},

@@ -18,7 +18,7 @@ from store.base.values import Frozen
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
+    from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, TypeVar
 
     T = TypeVar("T")
 
@@ -184,6 +184,16 @@ class SharedJob:
             if len(page) < PAGE:
                 return
             after = int(page[-1][0])
+
+    def lines_at(self, seqs: Sequence[int]) -> Dict[int, str]:
+        """The lines of the records ``seqs`` (those that exist), in one query: what a checkpoint
+        check reads, a record's place in a database being its seq."""
+        if not seqs:
+            return {}
+        rows = self._run(lambda conn: conn.execute(
+            "SELECT seq, line FROM baton_records WHERE job = %s AND seq = ANY(%s::bigint[])",
+            (self.name, sorted(set(seqs)))).fetchall())
+        return {int(seq): str(line) for seq, line in rows}
 
     def last_lines(self, count: int) -> List[str]:
         rows = self._run(lambda conn: conn.execute(

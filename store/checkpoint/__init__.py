@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 def brief_news(job: Job) -> List[str]:
     """The brief's CHANGED, STALE and UNCHECKED lines for ``job`` (nothing to read or import when
     no DONE step carries artifacts or an inputs digest)."""
-    if not any(isinstance(info.get("at"), int) for info in job.snap.steps.values()):
+    from store.state.checkpointed import marked
+
+    if not any(marked(info) for info in job.snap.steps.values()):
         return []
     from store.checkpoint import freshness
 

@@ -72,14 +72,6 @@ def _refuse_effects_in_a_database(plan: Plan, source: str) -> None:
                          "BATON_DATABASE_URL and BATON_STORE); nothing was written", USAGE)
 
 
-def checkpoint_note(plan: Plan) -> str:
-    """What ``init`` says when a job kept in a database has checkpoint fields ("" otherwise)."""
-    if journal.shared() is None or not any(s.inputs or s.artifacts for s in plan.steps):
-        return ""
-    return ("note: with the job in a database, checkpoints are recorded but not checked: the brief has no CHANGED "
-            "or STALE lines, and `baton verify --artifacts` needs the job pulled into files (`baton store pull`)")
-
-
 def seed_plan_text(steps: Any) -> str:
     return jsonc.dumps({"steps": list(steps)}, indent=2) + "\n"
 

@@ -40,10 +40,6 @@ def cmd_verify(args: argparse.Namespace, layout: location.Layout) -> int:
               "from a writer killed mid-append; not corruption, the next record repairs it")
     if not args.artifacts:
         return 0
-    if journal.shared() is not None:
-        raise BatonError("--artifacts: a checkpoint's record is found by its offset in .baton/steps.jsonl, which a "
-                         "job kept in a database does not have; `baton store pull` copies the job there, then "
-                         "`BATON_STORE=file baton verify --artifacts` checks it")
     from store.checkpoint import freshness
 
     job = Job(layout, os.environ)

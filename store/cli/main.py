@@ -57,9 +57,6 @@ def cmd_init(args: argparse.Namespace, layout: location.Layout) -> int:
                               "command_files": dict(files), "merge_driver": registered or None}))
         return 0
     print(f"created {layout.plan} with {len(plan.steps)} steps; run `baton brief`")
-    note = actions.checkpoint_note(plan)
-    if note:
-        print(note)
     if old:
         print(f"started a new job with a clean ledger; {old.describe(_shown(old.folder))}")
     if other:

@@ -20,7 +20,7 @@ from store.backend.local import Local
 from store.backend.postgres import Built, SharedJob
 from store.base import jsonc
 from store.state import claims
-from store.state.snapshot import VERSION, Loaded, Snapshot, key_digest
+from store.state.snapshot import BY_SEQ, VERSION, Loaded, Snapshot, key_digest
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -119,12 +119,12 @@ def _seq(line: str) -> int:
 
 def fold(snap: Snapshot, record: Dict[str, Any]) -> None:
     """Apply ``record`` to ``snap`` with its ``seq`` as its place (a database has no byte offsets):
-    what the file store keeps as an offset into ``steps.jsonl`` (a checkpoint's record, a
-    ``baton once`` key's latest record) is left out, as a quick partial read leaves it out."""
+    where the file store keeps an offset into ``steps.jsonl``, a checkpoint's record is marked
+    (``BY_SEQ``: found by its seq) and a ``baton once`` key's latest record is left out."""
     snap.apply(record, int(record["seq"]), start=0)
     step = snap.steps.get(str(record.get("step", "")))
-    if step is not None and step.get("seq") == record.get("seq"):
-        step.pop("at", None)
+    if step is not None and step.get("seq") == record.get("seq") and step.pop("at", None) is not None:
+        step[BY_SEQ] = True
     key = record.get("key")
     if isinstance(key, str):
         snap.once_pending.pop(key_digest(key), None)

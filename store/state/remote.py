@@ -9,10 +9,10 @@ reader, and every writer, asks the server. Every write comes through ``journal.c
 the file store's do: the transaction's commit is the commit point, a retry adds nothing, a guard
 judges the state in the transaction, and nothing after the commit turns it into a failure.
 
-A record's place in a database is its ``seq``, not a byte offset: what the file store finds by
-offset in ``steps.jsonl`` (the ``baton once`` index, a checkpoint's record for CHANGED and STALE)
-is left out of these snapshots, so ``baton once`` refuses to run here and ``verify --artifacts``
-has nothing to check (docs/plan-and-state.md: "What is guaranteed").
+A record's place in a database is its ``seq``, not a byte offset: the ``baton once`` index,
+which the file store finds by offset in ``steps.jsonl``, is left out of these snapshots, so
+``baton once`` refuses to run here; a checkpoint's record is marked and read by its seq
+(``store.state.checkpointed``), so CHANGED and STALE work as in files (docs/postgresql.md).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ ONCE_STATUSES = ("intent", "result")  # written by `baton once`; they leave step
 KEEP_ONCE_RESULTS = 5  # the latest results, for the brief's ONCE line
 OPEN_NOTE = 80  # characters of an open intent's command kept for the brief
 SNAP_NOTE = 300  # characters of a step's note kept here, for the brief; the ledger keeps the note whole
+BY_SEQ = "checkpoint"  # a database's step: its record has a checkpoint, found by seq (store.state.checkpointed)
 
 
 class Snapshot(Value):

@@ -91,3 +91,46 @@ def test_status_log_and_report_show_the_clones_copy_while_the_server_is_down(
     server.start()
     assert baton("status", extra_env=env).code == 0
     assert outages.steps(url)[-1] == ("b", "running")  # the queue was written once it was back
+
+
+def test_the_brief_says_checkpoints_are_unchecked_while_the_server_is_frozen_or_down(
+        baton: Baton, sandbox: Sandbox, server: Cluster) -> None:
+    """Issue 25.12: a job kept in the database has its checkpoints checked through the server; when
+    it cannot answer, SessionStart and `baton brief` still come, in time, with an UNCHECKED line."""
+    import json
+    import os
+
+    url = server.createdb()
+    outages.project(sandbox.project, {"job": "cp", "steps": [{"id": "build", "artifacts": ["dist/app.txt"]}, "ship"]})
+    (sandbox.project / "dist").mkdir()
+    (sandbox.project / "dist" / "app.txt").write_text("built\n")
+    env = {"BATON_DATABASE_URL": url}
+    assert baton("record", "build", "done", "built", extra_env=env).code == 0
+    (sandbox.project / "dist" / "app.txt").unlink()
+    changed = "CHANGED: build: dist/app.txt is missing: do not trust it"
+    unchecked = ("UNCHECKED: the DONE steps' artifacts and inputs were not checked; run `baton verify --artifacts` "
+                 "once this is fixed: the job's database cannot be reached: ")
+    assert changed in baton("brief", extra_env=env).out
+    server.freeze()
+    try:
+        began = time.monotonic()
+        answer = faultkit.hook("SessionStart", {"source": "startup"}, sandbox.project, {**os.environ, **env})
+        took = time.monotonic() - began
+    finally:
+        server.thaw()
+    text = faultkit.context(answer)
+    print("SessionStart on a frozen server, with a checkpoint:", round(took, 2))
+    assert took < HOST_LIMIT, took
+    assert "DEGRADED: the job's database cannot be reached" in text and unchecked in text, text
+    assert "NEXT: ship" in text and changed not in text, text
+    server.kill()
+    brief = baton("brief", extra_env=env)
+    assert brief.code == 0 and brief.err == "", brief
+    assert unchecked in brief.out and changed not in brief.out, brief.out
+    verified = baton("verify", "--artifacts", extra_env=env)
+    assert verified.code != 0 and "cannot be reached" in verified.err and "Traceback" not in verified.err, verified
+    server.start()
+    back = faultkit.context(faultkit.hook("SessionStart", {"source": "startup"}, sandbox.project,
+                                          {**os.environ, **env}))
+    assert changed in back and "UNCHECKED" not in back, back
+    assert json.loads(baton("verify", "--artifacts", "--json", extra_env=env).out)["ok"] is True

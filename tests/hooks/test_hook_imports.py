@@ -52,7 +52,8 @@ GATE = frozenset({"hooks.pre_tool_use", "store.gate", "store.gate.policy", "stor
                   "store.sandbox.own_paths"})  # the plugin's folder and the probe, which no tool writes
 COUNTERS = frozenset({"store.monitor", "store.monitor.limits", "store.monitor.outcomes", "store.monitor.counters",
                       "store.monitor.api_errors"})  # the brief's LIMIT and API ERROR lines come from the counters
-BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint"})
+# the brief's CHANGED and STALE lines, after a look at the snapshot (store.state.checkpointed: which steps have one)
+BRIEF = frozenset({"store.state.health", "store.state.protocol", "store.checkpoint", "store.state.checkpointed"})
 # reading a Bash command: baton's shell reader, which scans without re (store.base.chars), and the
 # plan's deny_bash patterns (fnmatch's, matched by store.base.wild)
 SHELL = frozenset({"store.shell", "store.shell.builtin", "store.shell.command", "store.shell.known",

@@ -36,10 +36,6 @@ class DoneRecords:
         info = self.snap.steps.get(step) or {}
         return info if info.get("status") == "done" and marked(info) else {}
 
-    def wanted(self) -> bool:
-        """Whether any of the steps is DONE with a checkpoint."""
-        return any(self._info(step) for step in self.steps)
-
     def get(self, step: str) -> Optional[Dict[str, Any]]:
         """``step``'s checkpointed ``done`` record; ``None`` when it has none, or when the record
         found there is not the one the snapshot names (the next rebuild of the snapshot fixes it)."""

@@ -164,3 +164,46 @@ def test_a_failing_check_still_lets_the_brief_through(baton: Baton, job: Path,
     lines_ = brief_news(Job(layout, os.environ))
     assert lines_ == ["UNCHECKED: the DONE steps' artifacts could not be checked (RuntimeError: disk on fire); "
                       "run `baton verify --artifacts`"]
+
+
+def test_a_deadline_that_passes_after_the_last_checkpoint_leaves_nothing_unchecked(
+        job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The last step with a checkpoint (announce) is checked, past the deadline; the plain step after
+    it has nothing to check, so the check is complete (it once said UNCHECKED there)."""
+    layout = Layout(job / ".baton", job)
+    loaded = Job(layout, os.environ)
+    artifacts = freshness._artifacts
+
+    def slow(layout: Layout, step, record, hasher, deadline):  # type: ignore[no-untyped-def]
+        if step.id == "announce":
+            time.sleep(0.3)
+        return artifacts(layout, step, record, hasher, deadline)
+
+    monkeypatch.setattr(freshness, "_artifacts", slow)
+    checked = freshness.check(layout, loaded.plan, loaded.snap, time.monotonic() + 0.2)
+    assert checked.complete and [f.step for f in checked.findings if f.kind == "ok"].count("announce") == 1
+
+
+def test_verify_reads_a_database_snapshot_an_earlier_baton_saved_without_marks(
+        job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job in a database whose snapshot a baton before the checkpoint mark saved: its DONE steps
+    carry neither an offset nor the mark. ``verify --artifacts`` (no deadline) reads every DONE
+    step's record by seq and finds what changed; it once said there was nothing to check."""
+    from store.state import checkpointed, remote
+
+    layout = Layout(job / ".baton", job)
+    loaded = Job(layout, os.environ)
+    for info in loaded.snap.steps.values():  # what the earlier baton's fold left: no offset, no mark
+        info.pop("at", None)
+    by_seq = {json.loads(line)["seq"]: line for line in layout.ledger.read_text().splitlines() if line}
+
+    class Database:
+        def lines_at(self, seqs: List[int]) -> dict:  # type: ignore[type-arg]
+            return {seq: by_seq[seq] for seq in seqs if seq in by_seq}
+
+    monkeypatch.setattr(checkpointed, "_in_database", lambda: True)
+    monkeypatch.setattr(remote, "open_job", lambda layout: Database())
+    (job / "data" / "raw.csv").unlink()
+    findings = freshness.check(layout, loaded.plan, loaded.snap, None).findings
+    assert [(f.step, f.kind) for f in findings if f.kind != "ok"] == [("fetch", "changed")], findings
+    assert {f.step for f in findings} == {"fetch", "build", "announce"}

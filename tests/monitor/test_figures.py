@@ -110,19 +110,34 @@ def test_a_killed_session_is_lost_its_tokens_priced_at_the_rate_of_the_others(la
 
 
 def test_a_session_killed_in_the_second_the_next_one_started_is_lost(layout: Layout, tmp_path: Path) -> None:
-    """Times are whole seconds: a session whose last record shares its second with the next session's
-    start is lost all the same (it once stayed "open", running for ever), and the newest session,
-    started in the same second as another, is open, not lost."""
+    """Times are whole seconds. A session that had been working, whose last record shares its second
+    with the next session's start, is lost once that session goes on in a later second (it once
+    stayed "open", running for ever); until then nothing tells them apart, and it is open."""
     plan(layout, ["a", "b", "c"])
     started(layout, A, "2026-11-30T10:00:00Z", tmp_path / "a.jsonl")
     record(layout, "a", "running", "2026-11-30T10:00:06Z", A)
     started(layout, B, "2026-11-30T10:00:06Z", tmp_path / "b.jsonl")
     sessions = {s["id"]: s for s in status(layout)["sessions"]}
+    assert [sessions[s]["ended"] for s in (A, B)] == ["open", "open"]
+    record(layout, "a", "done", "2026-11-30T10:00:07Z", B)
+    sessions = {s["id"]: s for s in status(layout)["sessions"]}
     assert (sessions[A]["ended"], sessions[A]["end"]) == ("lost", "2026-11-30T10:00:06Z")
     assert (sessions[B]["ended"], sessions[B]["end"]) == ("open", None)
-    started(layout, "cccccccc-0000-4000-8000-000000000003", "2026-11-30T10:00:06Z", tmp_path / "c.jsonl")
+
+
+def test_sessions_started_together_stay_open_whichever_works_first(layout: Layout, tmp_path: Path) -> None:
+    """Two workers of a parallel job begin in one second and one of them works on while the other
+    still waits for its first answer: neither is lost; a third that begins later than the quiet
+    one's last sign of life makes it lost, as it always did."""
+    plan(layout, {"steps": [{"id": "a", "needs": []}, {"id": "b", "needs": []}]})
+    started(layout, A, "2026-11-30T10:00:00Z", tmp_path / "a.jsonl")
+    started(layout, B, "2026-11-30T10:00:00Z", tmp_path / "b.jsonl")
+    record(layout, "b", "running", "2026-11-30T10:00:03Z", B)  # A, the first seen, is the quiet one
+    assert [s["ended"] for s in status(layout)["sessions"]] == ["open", "open"]
+    third = "cccccccc-0000-4000-8000-000000000003"
+    started(layout, third, "2026-11-30T10:00:02Z", tmp_path / "c.jsonl")
     sessions = {s["id"]: s for s in status(layout)["sessions"]}
-    assert [sessions[s]["ended"] for s in (A, "cccccccc-0000-4000-8000-000000000003")] == ["lost", "open"]
+    assert [sessions[s]["ended"] for s in (A, B, third)] == ["lost", "open", "open"]
 
 
 def test_a_resumed_session_has_two_runs_and_its_latest_cumulative_cost(layout: Layout, tmp_path: Path) -> None:

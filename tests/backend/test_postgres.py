@@ -146,6 +146,28 @@ def test_push_and_pull_refuse_different_histories(baton: Baton, sandbox: Sandbox
     assert baton("store", "push", cwd=other).code == 2  # no URL given, none configured
 
 
+def test_push_refuses_a_sealed_line_that_is_not_a_record_before_copying_anything(
+        baton: Baton, sandbox: Sandbox, pg_url: str) -> None:
+    """A line whose hash is the SHA-256 of its own bytes but which lacks a record's fields passes a
+    check of the chain from the bytes alone; push checks every record in full first, so the database
+    gets none of the job (it once copied the records before it and failed on that line)."""
+    from hashlib import sha256
+
+    project(sandbox.project)
+    for step in ("fetch", "clean"):
+        assert baton("record", step, "done", "ok").code == 0
+    ledger = sandbox.state / "steps.jsonl"
+    last = json.loads(ledger.read_text().splitlines()[-1])
+    body = b'{"seq":3,"x":1,"prev":"' + last["hash"].encode() + b'"'
+    forged = body + b',"hash":"' + sha256(body + b"}").hexdigest()[:32].encode() + b'"}\n'
+    with ledger.open("ab") as handle:
+        handle.write(forged)
+    refused = baton("store", "push", pg_url)
+    assert refused.code == 1 and "line 3: missing field(s) ts, step, status" in refused.err, refused
+    assert "only an intact chain is pushed" in refused.err and "Traceback" not in refused.err
+    assert db_lines(pg_url, "report") == []
+
+
 def test_the_records_are_append_only_and_verify_names_an_edit(baton: Baton, sandbox: Sandbox, pg_url: str) -> None:
     project(sandbox.project)
     env = {"BATON_DATABASE_URL": pg_url}
